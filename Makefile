@@ -1,0 +1,45 @@
+# The one entry point. `make run` and `make test` work on a fresh machine with Python 3.11.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+DEV_ENV := DEBUG=1
+DEPLOY_ENV := DEBUG=0 SECRET_KEY=check-deploy-only-0123456789abcdefghijklmnopqrstuvwxyzABCDEFGH \
+	ALLOWED_HOSTS=diffmark.example.org
+
+.PHONY: install run test test-fast lint format check bench clean
+
+$(STAMP): requirements.txt requirements-dev.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -r requirements-dev.txt
+	touch $@
+
+install: $(STAMP)
+
+run: install  ## set up, seed the demo and serve on http://127.0.0.1:8000
+	mkdir -p var/media var/static
+	$(DEV_ENV) $(BIN)/python manage.py migrate --noinput
+	$(DEV_ENV) $(BIN)/python manage.py demo
+	$(DEV_ENV) $(BIN)/python manage.py runserver 127.0.0.1:8000
+
+test: install  ## the whole suite (SQLite unless DATABASE_URL is set)
+	$(BIN)/pytest
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: install
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+check: install  ## production settings pass the deployment checklist without warnings
+	$(DEPLOY_ENV) $(BIN)/python manage.py check --deploy --fail-level WARNING
+	$(DEV_ENV) $(BIN)/python manage.py makemigrations --check --dry-run
+
+bench: install
+	$(BIN)/python bench/import_pairs.py
+
+clean:
+	rm -rf $(VENV) var .pytest_cache .ruff_cache .hypothesis

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class AnnotatorConfig(AppConfig):
+    name = "annotator"
+    verbose_name = "Annotation"

@@ -1,0 +1,201 @@
+"""Bulk import of pairs from a manifest (JSONL or CSV) and images in a folder or a zip."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.db import IntegrityError
+
+from annotator.jobs import job_finish, job_progress, job_start
+from annotator.models import Job, JobStatus, Project
+from annotator.services import (
+    CheckedPair,
+    PairInput,
+    PairRejected,
+    pair_check,
+    pair_find_duplicate,
+    pairs_store,
+)
+from pairdiff.images import ImageRejected
+from pairdiff.manifest import ManifestRow, ManifestUnusable, RowError, parse_manifest
+from pairdiff.sources import ImageSource, SourceError, open_source
+
+BATCH_SIZE = 25  # rows whose image bytes are held in memory at once
+CHECK_THREADS = min(4, os.cpu_count() or 1)
+Progress = Callable[[int, int], None]
+
+
+class ImportUnusable(ValueError):
+    """The input cannot be used at all (no manifest, unreadable source); nothing was written."""
+
+
+@dataclass
+class ImportReport:
+    rows: int = 0
+    imported: list[tuple[int, int]] = field(default_factory=list)  # (line, pair id)
+    errors: list[RowError] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        return not self.errors
+
+    def as_result(self) -> dict[str, int]:
+        return {"rows": self.rows, "imported": len(self.imported), "rejected": len(self.errors)}
+
+    def errors_as_json(self) -> list[dict[str, object]]:
+        return [{"line": e.line, "id": e.external_id, "message": e.message} for e in self.errors]
+
+
+def pairs_import(
+    *,
+    project: Project,
+    manifest: bytes,
+    manifest_name: str = "",
+    images: str | os.PathLike[str],
+    job: Job,
+    actor=None,
+    progress: Progress | None = None,
+) -> ImportReport:
+    """Import every good row; report every bad one with its reason.
+
+    Rows are checked outside any transaction (decoding images is slow), then written in atomic
+    batches. Duplicates, by content or by external id, are reported and never stored twice.
+    Raises ImportUnusable (and fails the job) when the manifest or the image source is unusable.
+    """
+    try:
+        rows, errors = parse_manifest(manifest, filename=manifest_name)
+        source = open_source(images)
+    except (ManifestUnusable, SourceError) as exc:
+        job_finish(job, status=JobStatus.FAILED, message=str(exc))
+        raise ImportUnusable(str(exc)) from exc
+    report = ImportReport(rows=len(rows) + len(errors), errors=list(errors))
+    job_start(job, total=report.rows)
+    seen: dict[tuple[str, str], int] = {}
+    try:
+        with source:
+            for start in range(0, len(rows), BATCH_SIZE):
+                batch = _check_batch(
+                    project, rows[start : start + BATCH_SIZE], source, seen, report
+                )
+                _store_batch(project, batch, actor, job, report)
+                done = len(errors) + min(start + BATCH_SIZE, len(rows))
+                job_progress(job, done=done)
+                if progress:
+                    progress(done, report.rows)
+    except BaseException as exc:
+        job_finish(
+            job,
+            status=JobStatus.FAILED,
+            result=report.as_result(),
+            errors=report.errors_as_json(),
+            message=f"stopped: {exc!r}",
+        )
+        raise
+    report.errors.sort(key=lambda e: e.line)
+    job_finish(
+        job,
+        status=JobStatus.SUCCEEDED,
+        result=report.as_result(),
+        errors=report.errors_as_json(),
+        message=_summary(report),
+    )
+    return report
+
+
+def _summary(report: ImportReport) -> str:
+    return f"{len(report.imported)} of {report.rows} rows imported, {len(report.errors)} rejected"
+
+
+def _check_batch(
+    project: Project,
+    rows: list[ManifestRow],
+    source: ImageSource,
+    seen: dict[tuple[str, str], int],
+    report: ImportReport,
+) -> list[tuple[ManifestRow, CheckedPair]]:
+    good = []
+    # Pillow decodes and encodes without the GIL, so threads check rows on every core.
+    with ThreadPoolExecutor(max_workers=CHECK_THREADS) as pool:
+        outcomes = list(pool.map(lambda row: _check_outcome(project, row, source), rows))
+    for row, checked in zip(rows, outcomes, strict=True):
+        if isinstance(checked, PairRejected):
+            report.errors.append(RowError(row.line, row.external_id, str(checked)))
+            continue
+        earlier = seen.get(checked.content_key)
+        if earlier is not None:
+            message = f"duplicate of line {earlier} (same images)"
+            report.errors.append(RowError(row.line, row.external_id, message))
+            continue
+        duplicate = pair_find_duplicate(project=project, checked=checked)
+        if duplicate is not None:
+            message = f"duplicate of existing pair {duplicate.pk} ({duplicate})"
+            report.errors.append(RowError(row.line, row.external_id, message))
+            continue
+        seen[checked.content_key] = row.line
+        good.append((row, checked))
+    return good
+
+
+def _check_outcome(
+    project: Project, row: ManifestRow, source: ImageSource
+) -> CheckedPair | PairRejected:
+    try:
+        return _check_row(project, row, source)
+    except PairRejected as exc:
+        return exc
+
+
+def _check_row(project: Project, row: ManifestRow, source: ImageSource) -> CheckedPair:
+    data = {}
+    for side, name in (("image_a", row.image_a), ("image_b", row.image_b)):
+        try:
+            data[side] = source.read(name)
+        except ImageRejected as exc:
+            raise PairRejected(f"{side}: {exc}") from exc
+    pair_input = PairInput(
+        image_a=data["image_a"],
+        image_b=data["image_b"],
+        external_id=row.external_id,
+        instruction=row.instruction,
+        category=row.category,
+        metadata={**row.metadata, "source_files": [row.image_a, row.image_b]},
+    )
+    return pair_check(project=project, pair_input=pair_input)
+
+
+def _store_batch(
+    project: Project,
+    batch: list[tuple[ManifestRow, CheckedPair]],
+    actor,
+    job: Job,
+    report: ImportReport,
+) -> None:
+    if not batch:
+        return
+    try:
+        pairs = pairs_store(project=project, checked=[c for _, c in batch], actor=actor, job=job)
+    except IntegrityError:
+        # Another import stored one of these pairs meanwhile: retry row by row so only the
+        # conflicting rows are reported and the rest of the batch still lands.
+        for row, checked in batch:
+            try:
+                pair = pairs_store(project=project, checked=[checked], actor=actor, job=job)[0]
+            except IntegrityError:
+                report.errors.append(
+                    RowError(row.line, row.external_id, "duplicate of a pair imported meanwhile")
+                )
+            else:
+                report.imported.append((row.line, pair.pk))
+        return
+    report.imported.extend((row.line, pair.pk) for (row, _), pair in zip(batch, pairs, strict=True))
+
+
+def read_manifest(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise ImportUnusable(f"cannot read manifest {path}: {exc.strerror or exc}") from exc

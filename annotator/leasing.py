@@ -1,0 +1,166 @@
+"""Handing out work: leases on pairs, renewed while the page is open, expiring otherwise.
+
+Invariants (pinned by a concurrency test on PostgreSQL): no pair ever has more than `overlap`
+live-or-submitted regular assignments, and nobody gets the same pair twice. The guard is the
+conditional update of `Pair.n_taken`, which holds on every database; row locks with SKIP LOCKED
+only keep concurrent callers from queueing behind each other on PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from annotator.models import (
+    OPEN_STATUSES,
+    Assignment,
+    AssignmentState,
+    Pair,
+    PairEvent,
+    PairStatus,
+    Project,
+)
+from annotator.selectors import assignment_live, queue_candidates
+
+_ATTEMPTS = 8  # candidates tried when concurrent callers keep winning the same pair
+
+
+class LeaseLost(Exception):
+    """The lease expired and the pair went to enough other annotators meanwhile."""
+
+
+def lease_duration() -> timedelta:
+    return timedelta(seconds=settings.DIFFMARK_LEASE_SECONDS)
+
+
+def assignment_lease_next(
+    *, project: Project, user, now: datetime | None = None, rng: random.Random | None = None
+) -> Assignment | None:
+    """The caller's live lease in this project, renewed, or a new lease on the next pair.
+
+    Gold pairs are mixed in at the project's gold rate; regular pairs someone else has already
+    started come first, so pairs get finished. None when nothing is left for this caller.
+    """
+    now = now or timezone.now()
+    current = assignment_live(user, project, now=now)
+    if current is not None:
+        Assignment.objects.filter(pk=current.pk).update(expires_at=now + lease_duration())
+        current.refresh_from_db()
+        return current
+    assignments_expire(now=now)
+    for gold in _queue_order(project, rng or random.Random()):
+        assignment = _lease_from(project, user, gold=gold, now=now)
+        if assignment is not None:
+            return assignment
+    return None
+
+
+def _queue_order(project: Project, rng: random.Random) -> list[bool]:
+    """Which pool to try first: gold at the project's rate, regular pairs otherwise."""
+    if project.gold_rate <= 0:
+        return [False]
+    return [True, False] if rng.random() < project.gold_rate else [False, True]
+
+
+def _lease_from(project: Project, user, *, gold: bool, now: datetime) -> Assignment | None:
+    for _ in range(_ATTEMPTS):
+        try:
+            with transaction.atomic():
+                pair = (
+                    queue_candidates(project, user, gold=gold)
+                    .select_for_update(skip_locked=True, of=("self",))
+                    .first()
+                )
+                if pair is None:
+                    return None
+                if _take_slot(pair, project, gold=gold):
+                    return _assignment_open(pair, user, now)
+        except IntegrityError:
+            continue  # the same user leased this pair in another tab meanwhile
+    return None
+
+
+def _take_slot(pair: Pair, project: Project, *, gold: bool) -> bool:
+    """Count one more annotator on the pair, unless the pair is full (checked in the UPDATE)."""
+    limit = Q() if gold else Q(n_taken__lt=project.overlap)
+    taken = Pair.objects.filter(limit, pk=pair.pk).update(n_taken=F("n_taken") + 1)
+    if taken:
+        Pair.objects.filter(
+            pk=pair.pk, status__in=[PairStatus.IMPORTED, PairStatus.PRE_ANNOTATED]
+        ).update(status=PairStatus.IN_ANNOTATION)
+    return bool(taken)
+
+
+def _assignment_open(pair: Pair, user, now: datetime) -> Assignment:
+    assignment, _ = Assignment.objects.update_or_create(
+        pair=pair,
+        annotator=user,
+        defaults={
+            "state": AssignmentState.LEASED,
+            "leased_at": now,
+            "expires_at": now + lease_duration(),
+        },
+    )
+    PairEvent.objects.create(
+        pair=pair, actor=user, kind="leased", detail={"assignment": assignment.pk}
+    )
+    return assignment
+
+
+def assignment_renew(*, assignment: Assignment, now: datetime | None = None) -> Assignment:
+    """Extend a lease; revive an expired one if the pair still has room (else LeaseLost).
+
+    Caller holds the assignment row lock.
+    """
+    now = now or timezone.now()
+    if assignment.state == AssignmentState.EXPIRED:
+        pair = assignment.pair
+        if pair.status not in OPEN_STATUSES or not _take_slot(
+            pair, pair.project, gold=pair.is_gold
+        ):
+            raise LeaseLost("the lease expired and the pair was given to other annotators")
+        assignment.state = AssignmentState.LEASED
+    assignment.expires_at = now + lease_duration()
+    assignment.save(update_fields=["state", "expires_at"])
+    return assignment
+
+
+def assignments_expire(*, now: datetime | None = None) -> int:
+    """Return expired leases to the pool; safe to run concurrently and repeatedly."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        expired = list(
+            Assignment.objects.filter(state=AssignmentState.LEASED, expires_at__lte=now)
+            .select_for_update(skip_locked=True)
+            .values_list("pk", "pair_id")[:1000]
+        )
+        if not expired:
+            return 0
+        Assignment.objects.filter(pk__in=[pk for pk, _ in expired]).update(
+            state=AssignmentState.EXPIRED
+        )
+        for pair_id in {pair_id for _, pair_id in expired}:
+            freed = sum(1 for _, p in expired if p == pair_id)
+            Pair.objects.filter(pk=pair_id).update(n_taken=F("n_taken") - freed)
+    return len(expired)
+
+
+@transaction.atomic
+def assignment_skip(*, assignment: Assignment, user, reason: str = "") -> Assignment:
+    """The annotator passes on a pair; it goes back to the pool for others, never to them."""
+    assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
+    if assignment.state == AssignmentState.SUBMITTED:
+        raise ValueError("this pair was already submitted")
+    if assignment.state == AssignmentState.LEASED:
+        Pair.objects.filter(pk=assignment.pair_id).update(n_taken=F("n_taken") - 1)
+    assignment.state = AssignmentState.SKIPPED
+    assignment.save(update_fields=["state"])
+    PairEvent.objects.create(
+        pair_id=assignment.pair_id, actor=user, kind="skipped", detail={"reason": reason[:500]}
+    )
+    return assignment

@@ -1,0 +1,30 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from annotator.demo import demo_seed
+
+
+class Command(BaseCommand):
+    help = "Create (or complete) the demo project from real photos with programmatic edits."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--pairs", type=int, default=36)
+        parser.add_argument("--annotators", type=int, default=2)
+        parser.add_argument("--seed", type=int, default=0)
+
+    def handle(self, *args, pairs, annotators, seed, **options):
+        if pairs < 0 or annotators < 1:
+            raise CommandError("--pairs must be ≥ 0 and --annotators ≥ 1")
+        report = demo_seed(pairs=pairs, annotators=annotators, seed=seed, progress=self._progress)
+        self.stderr.write("")
+        total = report.project.pairs.count()
+        self.stdout.write(
+            f"demo project '{report.project.slug}': {report.created_pairs} pairs created, "
+            f"{total} in all"
+        )
+        self.stdout.write("development log-ins (never use these anywhere real):")
+        for username, password in report.passwords.items():
+            self.stdout.write(f"  {username:<12} {password}")
+
+    def _progress(self, done: int, total: int) -> None:
+        self.stderr.write(f"\rgenerating pairs {done}/{total}", ending="")
+        self.stderr.flush()

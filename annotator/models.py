@@ -1,0 +1,371 @@
+"""Projects, pairs and the work done on them. Rules that must never break are constraints."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+
+User = settings.AUTH_USER_MODEL
+
+
+class Role(models.TextChoices):
+    ANNOTATOR = "annotator", "Annotator"
+    LEAD = "lead", "Lead"
+    RESEARCHER = "researcher", "Researcher"
+
+
+class Preset(models.TextChoices):
+    MINCU = "mincu", "MinCU (4 categories)"
+    VDIFF = "vdiff", "VDiff-Bench (10 categories)"
+    CUSTOM = "custom", "Custom"
+
+
+class PairStatus(models.TextChoices):
+    IMPORTED = "imported", "Imported"
+    PRE_ANNOTATED = "pre_annotated", "Pre-annotated"
+    IN_ANNOTATION = "in_annotation", "In annotation"
+    ACCEPTED = "accepted", "Accepted"
+    DISPUTED = "disputed", "Disputed"
+    REJECTED = "rejected", "Rejected"
+
+
+# Pairs that still take annotations.
+OPEN_STATUSES = [PairStatus.IMPORTED, PairStatus.PRE_ANNOTATED, PairStatus.IN_ANNOTATION]
+
+
+class Tier(models.TextChoices):
+    EXCELLENT = "excellent", "Excellent"
+    GOOD = "good", "Good"
+    FAIR = "fair", "Fair"
+    POOR = "poor", "Poor"
+
+
+class Defect(models.TextChoices):
+    INSTRUCTION_NOT_FOLLOWED = "instruction_not_followed", "Instruction not followed"
+    UNRELATED_CHANGES = "unrelated_changes", "Unrelated changes elsewhere"
+    ARTEFACTS = "artefacts", "Artefacts"
+    AMBIGUOUS = "ambiguous", "Ambiguous"
+    NO_VISIBLE_CHANGE = "no_visible_change", "No visible change"
+
+
+class AssignmentState(models.TextChoices):
+    LEASED = "leased", "Leased"
+    SUBMITTED = "submitted", "Submitted"
+    EXPIRED = "expired", "Expired"
+    SKIPPED = "skipped", "Skipped"
+
+
+def _choices_check(
+    field: str, choices: type[models.TextChoices], name: str
+) -> models.CheckConstraint:
+    return models.CheckConstraint(condition=Q(**{f"{field}__in": choices.values}), name=name)
+
+
+class Project(models.Model):
+    slug = models.SlugField(max_length=64, unique=True)
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    preset = models.CharField(max_length=16, choices=Preset.choices, default=Preset.MINCU)
+    # [{"slug": ..., "name": ..., "hint": ...}], from a preset or written by a lead
+    categories = models.JSONField(default=list)
+    overlap = models.PositiveSmallIntegerField(default=2)
+    iou_threshold = models.FloatField(default=0.5)
+    entity_vocabulary = models.JSONField(default=list, blank=True)
+    entity_synonyms = models.JSONField(default=dict, blank=True)
+    guidelines = models.TextField(blank=True)
+    gold_rate = models.FloatField(default=0.0)
+    show_predictions = models.BooleanField(default=True)
+    licence = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(overlap__gte=1) & Q(overlap__lte=10), name="project_overlap_1_to_10"
+            ),
+            models.CheckConstraint(
+                condition=Q(iou_threshold__gt=0) & Q(iou_threshold__lte=1),
+                name="project_iou_threshold_in_0_1",
+            ),
+            models.CheckConstraint(
+                condition=Q(gold_rate__gte=0) & Q(gold_rate__lte=1), name="project_gold_rate_in_0_1"
+            ),
+            _choices_check("preset", Preset, "project_preset_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def category_slugs(self) -> list[str]:
+        return [c["slug"] for c in self.categories]
+
+    def category_name(self, slug: str) -> str:
+        return next((c["name"] for c in self.categories if c["slug"] == slug), slug)
+
+
+class Membership(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "user"], name="membership_once_per_project"),
+            _choices_check("role", Role, "membership_role_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} · {self.role} · {self.project}"
+
+
+class JobKind(models.TextChoices):
+    IMPORT = "import", "Import"
+    PREANNOTATE = "preannotate", "Pre-annotation"
+    RECOMPUTE = "recompute", "Agreement recompute"
+    RELEASE = "release", "Release"
+
+
+class JobStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+class Job(models.Model):
+    """Background work that people watch: progress, per-item errors and the result."""
+
+    kind = models.CharField(max_length=16, choices=JobKind.choices)
+    status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.QUEUED)
+    project = models.ForeignKey(
+        Project, null=True, blank=True, on_delete=models.CASCADE, related_name="jobs"
+    )
+    created_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL)
+    params = models.JSONField(default=dict, blank=True)
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0)
+    errors = models.JSONField(default=list, blank=True)
+    result = models.JSONField(default=dict, blank=True)
+    message = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            _choices_check("kind", JobKind, "job_kind_valid"),
+            _choices_check("status", JobStatus, "job_status_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} #{self.pk} ({self.status})"
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.done / self.total) if self.total else 0
+
+
+class Pair(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="pairs")
+    external_id = models.CharField(max_length=200, blank=True)
+    # Original bytes, never re-encoded: low-level changes vanish under recompression.
+    image_a = models.FileField(max_length=300)
+    image_b = models.FileField(max_length=300)
+    # Size as displayed, i.e. after EXIF orientation: the frame every box of that side lives in.
+    width_a = models.PositiveIntegerField()
+    height_a = models.PositiveIntegerField()
+    width_b = models.PositiveIntegerField()
+    height_b = models.PositiveIntegerField()
+    sha256_a = models.CharField(max_length=64)
+    sha256_b = models.CharField(max_length=64)
+    format_a = models.CharField(max_length=8)
+    format_b = models.CharField(max_length=8)
+    thumb_a = models.FileField(max_length=300, blank=True)
+    thumb_b = models.FileField(max_length=300, blank=True)
+    instruction = models.TextField(blank=True)
+    category_hint = models.CharField(max_length=64, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    status = models.CharField(
+        max_length=16, choices=PairStatus.choices, default=PairStatus.IMPORTED
+    )
+    # Denormalised for leasing (kept in step by the leasing services under the pair's row lock):
+    # leases that count toward overlap (live or submitted), and submitted annotations.
+    n_taken = models.PositiveSmallIntegerField(default=0)
+    n_submitted = models.PositiveSmallIntegerField(default=0)
+    # Gold pairs have a known answer; they are mixed into every annotator's queue.
+    is_gold = models.BooleanField(default=False)
+    import_job = models.ForeignKey(
+        Job, null=True, blank=True, on_delete=models.SET_NULL, related_name="pairs"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [
+            models.Index(fields=["project", "status"], name="pair_project_status"),
+            # The queue: open pairs, those someone already started first.
+            models.Index(
+                fields=["project", "is_gold", "-n_taken", "id"],
+                condition=Q(status__in=OPEN_STATUSES),
+                name="pair_queue",
+            ),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(n_submitted__lte=F("n_taken")), name="pair_submitted_within_taken"
+            ),
+            models.UniqueConstraint(
+                fields=["project", "external_id"],
+                condition=~Q(external_id=""),
+                name="pair_external_id_unique_per_project",
+            ),
+            models.UniqueConstraint(
+                fields=["project", "sha256_a", "sha256_b"], name="pair_content_unique_per_project"
+            ),
+            models.CheckConstraint(
+                condition=Q(width_a__gt=0)
+                & Q(height_a__gt=0)
+                & Q(width_b__gt=0)
+                & Q(height_b__gt=0),
+                name="pair_sizes_positive",
+            ),
+            _choices_check("status", PairStatus, "pair_status_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return self.external_id or f"pair {self.pk}"
+
+    def image(self, side: str):
+        return self.image_a if side == "a" else self.image_b
+
+
+class PairEvent(models.Model):
+    """The pair's history: who did what, when. Append-only."""
+
+    pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="events")
+    actor = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL)
+    kind = models.CharField(max_length=32)
+    detail = models.JSONField(default=dict, blank=True)
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} on {self.pair_id} at {self.at:%Y-%m-%d %H:%M}"
+
+
+class Assignment(models.Model):
+    """One annotator's lease on one pair."""
+
+    pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="assignments")
+    annotator = models.ForeignKey(User, on_delete=models.CASCADE, related_name="assignments")
+    state = models.CharField(
+        max_length=16, choices=AssignmentState.choices, default=AssignmentState.LEASED
+    )
+    leased_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    draft = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["annotator", "state"], name="assignment_annotator_state"),
+            models.Index(fields=["state", "expires_at"], name="assignment_state_expiry"),
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["pair", "annotator"], name="assignment_once_per_annotator"
+            ),
+            _choices_check("state", AssignmentState, "assignment_state_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"lease of pair {self.pair_id} by {self.annotator_id} ({self.state})"
+
+
+class Annotation(models.Model):
+    """One annotator's answer for one pair."""
+
+    assignment = models.OneToOneField(
+        Assignment, on_delete=models.CASCADE, related_name="annotation"
+    )
+    pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="annotations")
+    annotator = models.ForeignKey(User, on_delete=models.CASCADE, related_name="annotations")
+    tier = models.CharField(max_length=16, choices=Tier.choices)
+    defects = models.JSONField(default=list, blank=True)
+    time_spent_ms = models.PositiveIntegerField(default=0)
+    idempotency_key = models.CharField(max_length=100, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["pair", "annotator"], name="annotation_once_per_annotator"
+            ),
+            models.UniqueConstraint(
+                fields=["annotator", "idempotency_key"],
+                condition=~Q(idempotency_key=""),
+                name="annotation_idempotency_key_unique",
+            ),
+            _choices_check("tier", Tier, "annotation_tier_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"annotation of pair {self.pair_id} by {self.annotator_id} ({self.tier})"
+
+
+class Change(models.Model):
+    """One atomic change. Boxes are [[x1, y1, x2, y2], ...] in pixels of that side's frame;
+    an empty list means the entity is absent on that side."""
+
+    annotation = models.ForeignKey(Annotation, on_delete=models.CASCADE, related_name="changes")
+    position = models.PositiveSmallIntegerField(default=0)
+    category = models.CharField(max_length=64)
+    description = models.TextField()
+    entity_a = models.CharField(max_length=200, blank=True)
+    entity_b = models.CharField(max_length=200, blank=True)
+    boxes_a = models.JSONField(default=list)
+    boxes_b = models.JSONField(default=list)
+
+    class Meta:
+        ordering = ["position", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.category}: {self.description[:60]}"
+
+
+class Prediction(models.Model):
+    """A model's proposal for a pair; `changes` has the shape of the submit body's changes."""
+
+    pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="predictions")
+    model_name = models.CharField(max_length=100)
+    model_version = models.CharField(max_length=100, blank=True)
+    confidence = models.FloatField(null=True, blank=True)
+    changes = models.JSONField(default=list)
+    flags = models.JSONField(default=list, blank=True)
+    job = models.ForeignKey(Job, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["pair", "model_name", "model_version"], name="prediction_once_per_model"
+            ),
+            models.CheckConstraint(
+                condition=Q(confidence__isnull=True)
+                | (Q(confidence__gte=0) & Q(confidence__lte=1)),
+                name="prediction_confidence_in_0_1",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.model_name} {self.model_version} on pair {self.pair_id}"

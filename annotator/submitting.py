@@ -1,0 +1,149 @@
+"""Drafts and submissions of an annotator's answer. Nothing an annotator did is ever lost:
+drafts are kept as sent, and a submission is stored once however often it is repeated."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from annotator.leasing import LeaseLost, assignment_renew
+from annotator.models import (
+    Annotation,
+    Assignment,
+    AssignmentState,
+    Change,
+    Defect,
+    Pair,
+    PairEvent,
+    Tier,
+)
+from pairdiff.answers import AnswerRules, parse_answer
+from pairdiff.geometry import Frame
+
+MAX_DRAFT_BYTES = 256 * 1024
+
+
+class SubmitConflict(Exception):
+    """The submission cannot be taken in the assignment's state; `code` says which state."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True)
+class DraftSaved:
+    saved_at: datetime
+    expires_at: datetime | None  # None: the lease is lost, the draft is kept all the same
+
+
+def answer_rules(pair: Pair) -> AnswerRules:
+    return AnswerRules(
+        frame_a=Frame(pair.width_a, pair.height_a),
+        frame_b=Frame(pair.width_b, pair.height_b),
+        categories=frozenset(pair.project.category_slugs),
+        tiers=tuple(Tier.values),
+        defects=frozenset(Defect.values),
+    )
+
+
+def _locked(assignment_id: int, user) -> Assignment:
+    """The caller's own assignment, row-locked; DoesNotExist for anyone else's."""
+    return (
+        Assignment.objects.select_for_update(of=("self",))
+        .select_related("pair__project")
+        .get(pk=assignment_id, annotator=user)
+    )
+
+
+def assignment_draft_save(*, assignment_id: int, user, draft: object) -> DraftSaved:
+    """Keep the draft as sent and renew the lease; the draft is kept even when the lease is lost."""
+    if not isinstance(draft, dict):
+        raise ValueError("a draft is a JSON object")
+    if len(json.dumps(draft)) > MAX_DRAFT_BYTES:
+        raise ValueError(f"a draft is at most {MAX_DRAFT_BYTES // 1024} KB")
+    now = timezone.now()
+    with transaction.atomic():
+        assignment = _locked(assignment_id, user)
+        if assignment.state in (AssignmentState.SUBMITTED, AssignmentState.SKIPPED):
+            raise SubmitConflict(f"already_{assignment.state}", f"this pair was {assignment.state}")
+        assignment.draft = {**draft, "saved_at": now.isoformat()}
+        assignment.save(update_fields=["draft"])
+        try:
+            with transaction.atomic():
+                assignment_renew(assignment=assignment, now=now)
+        except LeaseLost:
+            return DraftSaved(saved_at=now, expires_at=None)
+    return DraftSaved(saved_at=now, expires_at=assignment.expires_at)
+
+
+def annotation_submit(
+    *, assignment_id: int, user, body: object, idempotency_key: str = ""
+) -> tuple[Annotation, bool]:
+    """Store the answer once; returns (annotation, created).
+
+    A repeat with the same idempotency key returns the first result, also when two arrive at
+    once. Raises AnswerInvalid (field errors), SubmitConflict, or Assignment.DoesNotExist.
+    """
+    key = idempotency_key.strip()[:100]
+    if key:
+        earlier = _by_key(user, key, assignment_id)
+        if earlier is not None:
+            return earlier, False
+    try:
+        with transaction.atomic():
+            return _submit(assignment_id, user, body, key), True
+    except IntegrityError:
+        earlier = _by_key(user, key, assignment_id) if key else None
+        if earlier is None:
+            raise SubmitConflict("already_submitted", "this pair was already submitted") from None
+        return earlier, False
+
+
+def _by_key(user, key: str, assignment_id: int) -> Annotation | None:
+    earlier = Annotation.objects.filter(annotator=user, idempotency_key=key).first()
+    if earlier is not None and earlier.assignment_id != assignment_id:
+        raise SubmitConflict("key_reused", "this idempotency key belongs to another submission")
+    return earlier
+
+
+def _submit(assignment_id: int, user, body: object, key: str) -> Annotation:
+    assignment = _locked(assignment_id, user)
+    if assignment.state == AssignmentState.SUBMITTED:
+        raise IntegrityError("already submitted")  # resolved by the caller against the key
+    if assignment.state == AssignmentState.SKIPPED:
+        raise SubmitConflict("already_skipped", "this pair was skipped")
+    pair = assignment.pair
+    answer = parse_answer(body, answer_rules(pair))
+    try:
+        assignment_renew(assignment=assignment)
+    except LeaseLost as exc:
+        raise SubmitConflict("lease_lost", str(exc)) from exc
+    now = timezone.now()
+    annotation = Annotation.objects.create(
+        assignment=assignment,
+        pair=pair,
+        annotator=user,
+        tier=answer.tier,
+        defects=list(answer.defects),
+        time_spent_ms=answer.time_spent_ms,
+        idempotency_key=key,
+    )
+    Change.objects.bulk_create(
+        Change(annotation=annotation, position=i, **change.as_json())
+        for i, change in enumerate(answer.changes)
+    )
+    assignment.state = AssignmentState.SUBMITTED
+    assignment.submitted_at = now
+    assignment.draft = None
+    assignment.save(update_fields=["state", "submitted_at", "draft"])
+    Pair.objects.filter(pk=pair.pk).update(n_submitted=F("n_submitted") + 1)
+    PairEvent.objects.create(
+        pair=pair, actor=user, kind="submitted", detail={"annotation": annotation.pk}
+    )
+    return annotation

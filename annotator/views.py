@@ -1,0 +1,186 @@
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import push_url
+
+from annotator import selectors
+from annotator.leasing import assignment_lease_next
+from annotator.models import Assignment, AssignmentState, Pair, PairStatus, Project, Role
+from annotator.workspace import workspace_context
+
+_MIME = {
+    "JPEG": "image/jpeg",
+    "PNG": "image/png",
+    "WEBP": "image/webp",
+    "TIFF": "image/tiff",
+    "BMP": "image/bmp",
+}
+
+
+@login_required
+def home(request: HttpRequest) -> HttpResponse:
+    projects = list(selectors.projects_for_user(request.user))
+    roles = selectors.roles_by_project(request.user)
+    for project in projects:
+        project.role = roles.get(project.pk)
+        project.status_counts = [
+            (value, label, getattr(project, f"n_{value}")) for value, label in PairStatus.choices
+        ]
+        if project.role in (Role.ANNOTATOR, Role.LEAD):
+            project.progress = selectors.annotator_progress(request.user, project)
+            project.live = selectors.assignment_live(request.user, project)
+    return render(request, "annotator/home.html", {"projects": projects})
+
+
+@require_POST
+@login_required
+def lease_next(request: HttpRequest, slug: str) -> HttpResponse:
+    """Start or resume: the caller's next pair, as a page or (htmx) as the workspace fragment."""
+    project = _project_for_annotation(request, slug)
+    assignment = assignment_lease_next(project=project, user=request.user)
+    if assignment is None:
+        if request.htmx:
+            return render(request, "annotator/_queue_empty.html", {"project": project})
+        messages.info(request, f"Nothing left for you in {project.name} — thank you!")
+        return redirect("annotator:home")
+    url = reverse("annotator:workspace", args=[assignment.pk])
+    if request.htmx:
+        response = render(request, "annotator/_workspace.html", workspace_context(assignment))
+        return push_url(response, url)
+    return redirect(url)
+
+
+@login_required
+def workspace(request: HttpRequest, pk: int) -> HttpResponse:
+    assignment = get_object_or_404(
+        Assignment.objects.select_related("pair__project"), pk=pk, annotator=request.user
+    )
+    if assignment.state not in (AssignmentState.LEASED, AssignmentState.EXPIRED):
+        messages.info(request, "That pair is done; here is your next one.")
+        return redirect("annotator:home")
+    return render(request, "annotator/workspace.html", workspace_context(assignment))
+
+
+def _project_for_annotation(request: HttpRequest, slug: str) -> Project:
+    project = get_object_or_404(Project, slug=slug)
+    role = selectors.project_role(request.user, project)
+    if role is None:
+        raise Http404("no such project")
+    if role not in (Role.ANNOTATOR, Role.LEAD):
+        raise PermissionDenied("only annotators and leads take pairs")
+    return project
+
+
+@login_required
+def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    project = get_object_or_404(Project, slug=slug)
+    role = selectors.project_role(request.user, project)
+    if role is None:
+        raise Http404("no such project")
+    counts = selectors.pair_counts(project)
+    context = {
+        "project": project,
+        "role": role,
+        "total": sum(counts.values()),
+        "status_counts": [(v, label, counts[v]) for v, label in PairStatus.choices],
+    }
+    if role == Role.LEAD:
+        status = request.GET.get("status", "")
+        status = status if status in PairStatus.values else ""
+        pairs = selectors.project_pairs(project, status=status)
+        context |= {
+            "page": Paginator(pairs, 48).get_page(request.GET.get("page")),
+            "status": status,
+            "statuses": PairStatus.choices,
+        }
+    return render(request, "annotator/project.html", context)
+
+
+@login_required
+def pair_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    pair = _viewable_pair(request, pk)
+    role = selectors.project_role(request.user, pair.project)
+    gold = getattr(pair, "gold", None) if role == Role.LEAD else None
+    changes = gold.changes if gold else []
+    context = {
+        "pair": pair,
+        "project": pair.project,
+        "role": role,
+        "gold": gold,
+        "sides": [
+            _side(pair, "a", pair.width_a, pair.height_a, changes),
+            _side(pair, "b", pair.width_b, pair.height_b, changes),
+        ],
+        "events": pair.events.select_related("actor") if role == Role.LEAD else [],
+    }
+    return render(request, "annotator/pair.html", context)
+
+
+@require_GET
+@login_required
+def pair_image(request: HttpRequest, pk: int, side: str) -> FileResponse:
+    """The original bytes, never re-encoded, to members allowed to see the pair."""
+    pair = _viewable_pair(request, pk)
+    _check_side(side)
+    file = pair.image(side)
+    fmt = pair.format_a if side == "a" else pair.format_b
+    return _private_file(file, _MIME.get(fmt, "application/octet-stream"))
+
+
+@require_GET
+@login_required
+def pair_thumb(request: HttpRequest, pk: int, side: str) -> FileResponse:
+    pair = _viewable_pair(request, pk)
+    _check_side(side)
+    thumb = pair.thumb_a if side == "a" else pair.thumb_b
+    if not thumb:
+        raise Http404("no thumbnail")
+    return _private_file(thumb, "image/jpeg")
+
+
+def _side(pair: Pair, side: str, width: int, height: int, changes: list[dict]) -> dict:
+    """What the template needs to paint one image with the known boxes over it."""
+    boxes = [
+        {"x": x1, "y": y1, "w": x2 - x1, "h": y2 - y1, "label": change.get(f"entity_{side}", "")}
+        for change in changes
+        for x1, y1, x2, y2 in change.get(f"boxes_{side}", [])
+    ]
+    absent = [c.get("description", "") for c in changes if not c.get(f"boxes_{side}")]
+    return {
+        "key": side,
+        "label": side.upper(),
+        "width": width,
+        "height": height,
+        "format": getattr(pair, f"format_{side}"),
+        "sha256": getattr(pair, f"sha256_{side}"),
+        "boxes": boxes,
+        "absent": absent,
+    }
+
+
+def _viewable_pair(request: HttpRequest, pk: int) -> Pair:
+    pair = get_object_or_404(Pair.objects.select_related("project"), pk=pk)
+    if not selectors.pair_may_view(request.user, pair):
+        raise Http404("no such pair")
+    return pair
+
+
+def _check_side(side: str) -> None:
+    if side not in ("a", "b"):
+        raise Http404("side is a or b")
+
+
+def _private_file(file, content_type: str) -> FileResponse:
+    response = FileResponse(file.open("rb"), content_type=content_type)
+    # Content-addressed names never change content, so a browser may keep them, privately.
+    response["Cache-Control"] = "private, max-age=86400, immutable"
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Content-Disposition"] = "inline"
+    return response

@@ -1,0 +1,23 @@
+from django.urls import path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from rest_framework.permissions import AllowAny
+
+from api import annotate, auth, views
+
+app_name = "api"
+
+urlpatterns = [
+    path("schema/", SpectacularAPIView.as_view(permission_classes=[AllowAny]), name="schema"),
+    path(
+        "docs/",
+        SpectacularSwaggerView.as_view(url_name="api:schema", permission_classes=[AllowAny]),
+        name="docs",
+    ),
+    path("auth/token/", auth.obtain_token, name="token"),
+    path("projects/", views.ProjectList.as_view(), name="project-list"),
+    path("projects/<slug:slug>/", views.ProjectDetail.as_view(), name="project-detail"),
+    path("projects/<slug:slug>/next/", annotate.lease_next, name="lease-next"),
+    path("assignments/<int:pk>/draft/", annotate.draft, name="assignment-draft"),
+    path("assignments/<int:pk>/submit/", annotate.submit, name="assignment-submit"),
+    path("assignments/<int:pk>/skip/", annotate.skip, name="assignment-skip"),
+]

@@ -1,0 +1,42 @@
+"""Thin DRF views over the same selectors the pages use."""
+
+from django.http import Http404
+from rest_framework import generics
+
+from annotator import selectors
+from annotator.models import PairStatus, Project
+from api.serializers import ProjectSerializer
+
+
+def _status_counts(project: Project) -> dict[str, int]:
+    counts = {status: getattr(project, f"n_{status}") for status in PairStatus.values}
+    return {"pairs": project.n_pairs, **counts}
+
+
+class _ProjectMixin:
+    serializer_class = ProjectSerializer
+    lookup_field = "slug"
+
+    def get_queryset(self):
+        return selectors.projects_for_user(self.request.user)
+
+    def get_serializer_context(self):
+        context = super().get_serializer_context()
+        return context | {
+            "roles": selectors.roles_by_project(self.request.user),
+            "counts": _status_counts,
+        }
+
+
+class ProjectList(_ProjectMixin, generics.ListAPIView):
+    """Projects the caller belongs to, with pair counts by status."""
+
+
+class ProjectDetail(_ProjectMixin, generics.RetrieveAPIView):
+    """One project the caller belongs to; 404 for any other."""
+
+    def get_object(self):
+        project = self.get_queryset().filter(slug=self.kwargs["slug"]).first()
+        if project is None:
+            raise Http404("no such project")
+        return project

@@ -1,0 +1,20 @@
+"""Test overrides: fast hashing, no HTTPS redirects, files under a throwaway folder."""
+
+import os
+import tempfile
+
+os.environ.setdefault("SECRET_KEY", "test-secret-key-not-for-production-use-0123456789abcdef")
+
+from config.settings import *  # noqa: E402, F403
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+SECURE_SSL_REDIRECT = False
+SESSION_COOKIE_SECURE = False
+CSRF_COOKIE_SECURE = False
+ALLOWED_HOSTS = ["testserver", "127.0.0.1", "localhost"]
+MEDIA_ROOT = tempfile.mkdtemp(prefix="diffmark-test-media-")
+STORAGES["staticfiles"] = {  # noqa: F405
+    "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
+}
+STATIC_ROOT = tempfile.mkdtemp(prefix="diffmark-test-static-")
+WHITENOISE_USE_FINDERS = True

@@ -1,0 +1,89 @@
+"""Value types of the synthetic pair generator."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+Xyxy = tuple[int, int, int, int]
+
+
+@dataclass(frozen=True)
+class SynthChange:
+    """One known (gold) change; an empty side has no boxes and an empty entity."""
+
+    kind: str
+    category: str
+    mincu_category: str
+    description: str
+    entity_a: str
+    entity_b: str
+    boxes_a: list[Xyxy]
+    boxes_b: list[Xyxy]
+
+
+@dataclass(frozen=True)
+class SynthPair:
+    """Two lossless PNGs and the changes that turn A into B."""
+
+    key: str
+    image_a: bytes
+    image_b: bytes
+    size_a: tuple[int, int]
+    size_b: tuple[int, int]
+    instruction: str
+    source: dict[str, object]
+    changes: list[SynthChange]
+
+
+@dataclass(frozen=True)
+class Edit:
+    """What an edit function returns, before PNG encoding."""
+
+    photo: str
+    image_a: np.ndarray
+    image_b: np.ndarray
+    instruction: str
+    changes: list[SynthChange]
+    params: dict[str, object] = field(default_factory=dict)
+
+
+# (VDiff-Bench category, MinCU category) of every edit kind. Counting has no VDiff-Bench slug;
+# instances that vanish are what VDiff-Bench files under appear/disappear.
+CATEGORIES: dict[str, tuple[str, str]] = {
+    "recolour_region": ("regional_colour", "attribute"),
+    "paste_object": ("appear_disappear", "object"),
+    "remove_object": ("appear_disappear", "object"),
+    "move_object": ("position", "relation"),
+    "count_change": ("appear_disappear", "counting"),
+    "change_text": ("ocr_text", "attribute"),
+    "add_noise": ("noise_resolution", "attribute"),
+    "blur_region": ("texture", "attribute"),
+    "lighting": ("lighting", "attribute"),
+    "global_colour": ("global_colour", "attribute"),
+    "resize_object": ("replacement_size", "object"),
+    "downscale": ("noise_resolution", "attribute"),
+}
+
+
+def change(
+    kind: str,
+    description: str,
+    entity_a: str,
+    entity_b: str,
+    boxes_a: list[Xyxy],
+    boxes_b: list[Xyxy],
+) -> SynthChange:
+    """A change of `kind`, its categories filled in; an empty side gets an empty entity."""
+    category, mincu = CATEGORIES[kind]
+    return SynthChange(
+        kind=kind,
+        category=category,
+        mincu_category=mincu,
+        description=description,
+        entity_a=entity_a if boxes_a else "",
+        entity_b=entity_b if boxes_b else "",
+        boxes_a=list(boxes_a),
+        boxes_b=list(boxes_b),
+    )

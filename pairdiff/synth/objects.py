@@ -1,0 +1,250 @@
+"""Edits of objects: add, remove, move, count and resize."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+from PIL import Image
+
+from pairdiff.synth.base import Edit, Xyxy, change
+from pairdiff.synth.ops import (
+    bright_busy,
+    cap,
+    composite,
+    direction,
+    feather,
+    fill,
+    find_empty,
+    glow,
+    overlaps,
+    pick,
+    where,
+)
+from pairdiff.synth.photos import Blob, astronaut_parts, coins, galaxies, lights, photo
+
+_NUMBERS = ("no", "one", "two", "three")
+
+
+@cache
+def _busy(name: str, threshold: float) -> np.ndarray:
+    return bright_busy(photo(name), threshold)
+
+
+def _size(img: np.ndarray) -> tuple[int, int]:
+    return img.shape[1], img.shape[0]
+
+
+def _variant(
+    pix: np.ndarray, alpha: np.ndarray, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """Mirror or rotate a copied object so the copy is not a pixel-identical twin."""
+    k = int(rng.integers(4))
+    if rng.random() < 0.5:
+        pix, alpha = pix[:, ::-1], alpha[:, ::-1]
+    return np.rot90(pix, k), np.rot90(alpha, k)
+
+
+def _lift(blob: Blob, img: np.ndarray, light: bool) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """What pasting the blob elsewhere puts down: its light for luminous objects (added to the
+    new spot), its pixels otherwise; with the padded mask and the top-left (y, x) it came from."""
+    margin = 4 if light else 2
+    pix, mask, y, x = blob.cut(img, margin)
+    return (glow(pix, mask) if light else pix.astype(np.float32)), mask, y, x
+
+
+def _galaxy_name(blob: Blob, img: np.ndarray) -> str:
+    return f"the galaxy {where(blob.box, _size(img))}"
+
+
+def paste_object(rng: np.random.Generator, turn: int) -> Edit:
+    if turn % 3 != 1:
+        name, src, threshold = "hubble_deep_field", pick(rng, galaxies()), 60.0
+        label = "galaxy"
+    else:
+        # The lit towers count as occupied, so the new lamp does not hang on a girder.
+        name, src, threshold = "rocket", pick(rng, lights()), 110.0
+        label = "floodlight"
+    img = photo(name)
+    out = img.copy()
+    pix, mask, _, _ = _lift(src, img, light=True)
+    alpha = feather(mask, 2.0)
+    if label == "galaxy":
+        pix, alpha = _variant(pix, alpha, rng)
+        area = None
+    else:
+        # Floodlights stand in one row along the horizon; one in the sky would not be a lamp.
+        area = (0, src.y0 - 4, img.shape[1], src.y0 + alpha.shape[0] + 4)
+    taken = [b.box for b in (galaxies() if label == "galaxy" else lights())]
+    y, x = find_empty(_busy(name, threshold), alpha.shape, rng, taken, area)
+    box = composite(out, pix, alpha, y, x, add=True)
+    place = where(box, _size(img))
+    return Edit(
+        photo=name,
+        image_a=img,
+        image_b=out,
+        instruction=f"Add a {label} {place}.",
+        changes=[change("paste_object", f"A {label} appeared {place}.", label, label, [], [box])],
+        params={"source_box": list(src.box)},
+    )
+
+
+def remove_object(rng: np.random.Generator, turn: int) -> Edit:
+    # Floodlights are not removed: their halo and the girders behind them cannot be rebuilt
+    # from the surroundings without leaving a visible haze.
+    source = ("coin", "galaxy", "patch")[turn % 3]
+    if source == "coin":
+        name, blob = "coins", pick(rng, coins())
+        phrase = blob.name
+    elif source == "galaxy":
+        name, blob = "hubble_deep_field", pick(rng, galaxies())
+        phrase = _galaxy_name(blob, photo(name))
+    else:
+        name, blob = "astronaut", astronaut_parts()["patch"]
+        phrase = blob.name
+    img = photo(name)
+    out = img.copy()
+    box = fill(out, blob.mask, blob.y0, blob.x0, rng)
+    label = blob.label
+    return Edit(
+        photo=name,
+        image_a=img,
+        image_b=out,
+        instruction=f"Remove {phrase}.",
+        changes=[change("remove_object", f"{cap(phrase)} disappeared.", label, label, [box], [])],
+    )
+
+
+def move_object(rng: np.random.Generator, turn: int) -> Edit:
+    if turn % 3 != 1:
+        name, blob = "hubble_deep_field", pick(rng, galaxies())
+        img = photo(name)
+        phrase, light = _galaxy_name(blob, img), True
+        top, mask, oy, ox = _lift(blob, img, light)
+        far = blob.box[0] - 60, blob.box[1] - 60, blob.box[2] + 60, blob.box[3] + 60
+        taken = [b.box for b in galaxies()] + [far]
+        y, x = find_empty(_busy(name, 60.0), mask.shape, rng, taken)
+    else:
+        name, blob = "astronaut", astronaut_parts()["patch"]
+        img = photo(name)
+        phrase, light = blob.name, False
+        top, mask, oy, ox = _lift(blob, img, light)
+        # Spots on the suit that are flat orange and clear of the straps, ring and helmet.
+        dy, dx = pick(rng, ((-62, -8), (-40, -75), (20, -78)))
+        y, x = oy + dy, ox + dx
+    out = img.copy()
+    box_a = fill(out, blob.mask, blob.y0, blob.x0, rng)
+    box_b = composite(out, top, feather(mask, 2.0 if light else 1.0), y, x, add=light)
+    way = direction(x - ox, y - oy)
+    return Edit(
+        photo=name,
+        image_a=img,
+        image_b=out,
+        instruction=f"Move {phrase} {way}.",
+        changes=[
+            change(
+                "move_object",
+                f"{cap(phrase)} moved {way}.",
+                blob.label,
+                blob.label,
+                [box_a],
+                [box_b],
+            )
+        ],
+    )
+
+
+def count_change(rng: np.random.Generator, turn: int) -> Edit:
+    # The coins are packed in a grid with no room for more, so the count goes down.
+    img = photo("coins")
+    out = img.copy()
+    everyone = coins()
+    k = 1 + turn % 3
+    chosen = sorted(rng.choice(len(everyone), size=k, replace=False).tolist())
+    boxes = [fill(out, everyone[i].mask, everyone[i].y0, everyone[i].x0, rng) for i in chosen]
+    n = len(everyone)
+    return Edit(
+        photo="coins",
+        image_a=img,
+        image_b=out,
+        instruction=f"Remove {_NUMBERS[k]} of the coins.",
+        changes=[
+            change(
+                "count_change",
+                f"There are now {n - k} coins instead of {n}.",
+                "coins",
+                "coins",
+                boxes,
+                [],
+            )
+        ],
+        params={"removed": chosen, "count_a": n, "count_b": n - k},
+    )
+
+
+def _scaled(pix: np.ndarray, mask: np.ndarray, s: float) -> tuple[np.ndarray, np.ndarray]:
+    h, w = mask.shape
+    size = (max(2, round(w * s)), max(2, round(h * s)))
+    big = np.stack(
+        [
+            np.asarray(Image.fromarray(pix[..., c]).resize(size, Image.Resampling.BICUBIC))
+            for c in range(pix.shape[-1])
+        ],
+        axis=-1,
+    )
+    m = Image.fromarray(mask.astype(np.uint8) * 255).resize(size, Image.Resampling.BILINEAR)
+    return big, np.asarray(m) > 127
+
+
+def resize_object(rng: np.random.Generator, turn: int) -> Edit:
+    source = ("coin", "galaxy", "patch")[turn % 3]
+    if source == "coin":
+        name, blob = "coins", pick(rng, coins())
+        phrase, light = blob.name, False
+        others = [c.box for c in coins() if c is not blob]
+        s = float(rng.uniform(1.15, 1.25))
+        grown = _grown_box(blob.box, s)
+        if rng.random() < 0.5 or any(overlaps(grown, o, gap=2) for o in others):
+            s = float(rng.uniform(0.68, 0.8))
+    elif source == "galaxy":
+        name, blob = "hubble_deep_field", pick(rng, galaxies())
+        phrase, light = _galaxy_name(blob, photo(name)), True
+        s = float(rng.uniform(1.7, 2.2))
+    else:
+        name, blob = "astronaut", astronaut_parts()["patch"]
+        phrase, light = blob.name, False
+        s = float(rng.uniform(1.2, 1.32) if rng.random() < 0.5 else rng.uniform(0.68, 0.78))
+    img = photo(name)
+    out = img.copy()
+    top, mask, _, _ = _lift(blob, img, light)
+    top, mask = _scaled(top, mask, s)
+    alpha = feather(mask, 2.0 if light else 1.0)
+    h, w = blob.mask.shape
+    ny = round(blob.y0 + h / 2 - alpha.shape[0] / 2)
+    nx = round(blob.x0 + w / 2 - alpha.shape[1] / 2)
+    box_a = fill(out, blob.mask, blob.y0, blob.x0, rng)
+    box_b = composite(out, top, alpha, ny, nx, add=light)
+    word = "larger" if s > 1 else "smaller"
+    return Edit(
+        photo=name,
+        image_a=img,
+        image_b=out,
+        instruction=f"Make {phrase} {word}.",
+        changes=[
+            change(
+                "resize_object",
+                f"{cap(phrase)} became {word}.",
+                blob.label,
+                blob.label,
+                [box_a],
+                [box_b],
+            )
+        ],
+        params={"scale": round(s, 3)},
+    )
+
+
+def _grown_box(box: Xyxy, s: float) -> Xyxy:
+    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    hw, hh = (box[2] - box[0]) * s / 2, (box[3] - box[1]) * s / 2
+    return (round(cx - hw), round(cy - hh), round(cx + hw), round(cy + hh))

@@ -1,0 +1,29 @@
+from annotator.services import PairInput, pair_create, project_create
+from tests.images import edited_pair
+
+
+def test_project_list_shows_only_the_callers_projects_with_counts(
+    client, project, annotator_1, django_assert_num_queries
+):
+    project_create(slug="secret", name="Secret")
+    a, b = edited_pair()
+    pair_create(project=project, pair_input=PairInput(a, b))
+    client.force_login(annotator_1)
+
+    with django_assert_num_queries(5):  # session, user, page count, projects with counts, roles
+        response = client.get("/api/v1/projects/")
+
+    assert response.status_code == 200
+    [row] = response.json()["results"]
+    assert row["slug"] == "cars" and row["role"] == "annotator"
+    assert row["counts"]["pairs"] == 1 and row["counts"]["imported"] == 1
+
+
+def test_project_detail_is_404_for_non_members(client, project, outsider):
+    client.force_login(outsider)
+    assert client.get("/api/v1/projects/cars/").status_code == 404
+
+
+def test_api_requires_authentication(client, project):
+    response = client.get("/api/v1/projects/")
+    assert response.status_code == 401 and response["WWW-Authenticate"] == "Token"

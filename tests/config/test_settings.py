@@ -1,0 +1,42 @@
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _manage(*args: str, **env: str) -> subprocess.CompletedProcess:
+    base = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "SECRET_KEY"}}
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env={**base, "DJANGO_SETTINGS_MODULE": "config.settings", **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_production_settings_pass_the_deploy_checklist():
+    result = _manage(
+        "check",
+        "--deploy",
+        "--fail-level",
+        "WARNING",
+        DEBUG="0",
+        SECRET_KEY="x" * 20 + "-production-like-secret-key-0123456789",
+        ALLOWED_HOSTS="a.b",
+    )
+    assert result.returncode == 0, result.stderr + result.stdout
+
+
+def test_missing_secret_key_fails_loudly_without_debug():
+    result = _manage("check", DEBUG="0")
+    assert result.returncode != 0
+    assert "SECRET_KEY must be set" in result.stderr
+
+
+def test_non_boolean_debug_fails_loudly():
+    result = _manage("check", DEBUG="maybe")
+    assert "DEBUG must be a boolean" in result.stderr

@@ -1,0 +1,36 @@
+"""Test data through the real services, with small real images made in memory."""
+
+from __future__ import annotations
+
+import itertools
+
+from annotator.models import Pair, Project
+from annotator.services import PairInput, pair_create
+from tests.images import edited_pair, encode, photo
+
+_offsets = itertools.count()
+
+
+def make_pair(project: Project, *, size_b: tuple[int, int] | None = None, **fields) -> Pair:
+    """A distinct pair (a photo crop and its edit); B may have another size than A (96×64)."""
+    a, b = edited_pair(next(_offsets) % 200)
+    if size_b is not None:
+        b = encode(photo(size=size_b, offset=next(_offsets) % 200))
+    return pair_create(project=project, pair_input=PairInput(a, b, **fields))
+
+
+def make_pairs(project: Project, n: int) -> list[Pair]:
+    return [make_pair(project) for _ in range(n)]
+
+
+def answer(*, tier: str = "excellent", boxes_a=None, boxes_b=None, **change) -> dict:
+    """A valid submit body for a 96×64 pair, with one change unless told otherwise."""
+    body_change = {
+        "category": "attribute",
+        "description": "The patch changed from red to blue.",
+        "entity_a": "patch",
+        "entity_b": "patch",
+        "boxes_a": [[20, 10, 40, 30]] if boxes_a is None else boxes_a,
+        "boxes_b": [[20, 10, 40, 30]] if boxes_b is None else boxes_b,
+    } | change
+    return {"tier": tier, "defects": [], "time_spent_ms": 12_000, "changes": [body_change]}
