@@ -24,6 +24,8 @@ run: install  ## set up, seed the demo and serve on http://127.0.0.1:8000
 	$(DEV_ENV) $(BIN)/python manage.py runserver 127.0.0.1:8000
 
 test: install  ## the whole suite (SQLite unless DATABASE_URL is set)
+	@if command -v node >/dev/null; then node --test tests/js/; \
+	else echo "warning: node not found, the JS unit tests (tests/js) did not run"; fi
 	$(BIN)/pytest
 
 lint: install
@@ -36,10 +38,11 @@ format: install
 
 check: install  ## production settings pass the deployment checklist without warnings
 	$(DEPLOY_ENV) $(BIN)/python manage.py check --deploy --fail-level WARNING
-	$(DEV_ENV) $(BIN)/python manage.py makemigrations --check --dry-run
+	DATABASE_URL=sqlite://:memory: $(DEV_ENV) $(BIN)/python manage.py makemigrations --check --dry-run
 
-bench: install
+bench: install  ## figures; annotate_load needs the local PostgreSQL
 	$(BIN)/python bench/import_pairs.py
+	$(BIN)/python bench/annotate_load.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .ruff_cache .hypothesis

@@ -47,7 +47,8 @@ def lease_next(request: HttpRequest, slug: str) -> HttpResponse:
     assignment = assignment_lease_next(project=project, user=request.user)
     if assignment is None:
         if request.htmx:
-            return render(request, "annotator/_queue_empty.html", {"project": project})
+            response = render(request, "annotator/_queue_empty.html", {"project": project})
+            return push_url(response, reverse("annotator:home"))
         messages.info(request, f"Nothing left for you in {project.name} — thank you!")
         return redirect("annotator:home")
     url = reverse("annotator:workspace", args=[assignment.pk])
@@ -114,6 +115,10 @@ def pair_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "project": pair.project,
         "role": role,
         "gold": gold,
+        "gold_changes": [
+            c | {"category_name": pair.project.category_name(c.get("category", ""))}
+            for c in changes
+        ],
         "sides": [
             _side(pair, "a", pair.width_a, pair.height_a, changes),
             _side(pair, "b", pair.width_b, pair.height_b, changes),

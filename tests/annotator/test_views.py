@@ -1,10 +1,14 @@
+import json
+import re
+
 import pytest
 from django.urls import reverse
 
-from annotator.models import Assignment, Pair
+from annotator.models import Assignment, Pair, Prediction
 from annotator.services import PairInput, pair_create
 from review.services import gold_answer_set
 from tests.conftest import PASSWORD
+from tests.factories import answer, make_pair
 from tests.images import edited_pair
 
 
@@ -113,3 +117,91 @@ def test_image_view_serves_the_original_bytes(client, pair, lead):
 def test_image_view_rejects_an_unknown_side(client, pair, lead):
     response = _client(client, lead).get(reverse("annotator:pair_image", args=[pair.pk, "c"]))
     assert response.status_code == 404
+
+
+def test_home_shows_progress_and_a_start_button(client, project, annotator_1):
+    make_pair(project)
+    body = _client(client, annotator_1).get("/").content.decode()
+
+    assert "Left for you" in body and "Start annotating" in body
+    assert reverse("annotator:lease_next", args=[project.slug]) in body
+
+
+def test_start_leases_a_pair_and_opens_the_workspace(client, project, annotator_1):
+    pair = make_pair(project)
+    _client(client, annotator_1)
+
+    response = client.post(reverse("annotator:lease_next", args=[project.slug]))
+
+    assignment = Assignment.objects.get(annotator=annotator_1)
+    assert response.status_code == 302
+    assert response["Location"] == reverse("annotator:workspace", args=[assignment.pk])
+    page = client.get(response["Location"]).content.decode()
+    assert reverse("annotator:pair_image", args=[pair.pk, "a"]) in page
+    assert 'id="ws-config"' in page
+
+
+def test_htmx_start_swaps_in_the_workspace_and_pushes_its_url(client, project, annotator_1):
+    make_pair(project)
+    _client(client, annotator_1)
+
+    response = client.post(
+        reverse("annotator:lease_next", args=[project.slug]), HTTP_HX_REQUEST="true"
+    )
+
+    assignment = Assignment.objects.get()
+    assert response.status_code == 200
+    assert response["HX-Push-Url"] == reverse("annotator:workspace", args=[assignment.pk])
+    assert b"<html" not in response.content and b"data-workspace" in response.content
+
+
+def test_start_with_nothing_left_says_so(client, project, annotator_1):
+    _client(client, annotator_1)
+    response = client.post(reverse("annotator:lease_next", args=[project.slug]), follow=True)
+    assert "Nothing left for you" in response.content.decode()
+
+
+def test_researchers_cannot_take_pairs(client, project, researcher):
+    make_pair(project)
+    response = _client(client, researcher).post(
+        reverse("annotator:lease_next", args=[project.slug])
+    )
+    assert response.status_code == 403
+
+
+def test_workspace_of_someone_else_is_not_found(client, project, annotator_1, annotator_2):
+    make_pair(project)
+    _client(client, annotator_1).post(reverse("annotator:lease_next", args=[project.slug]))
+    assignment = Assignment.objects.get()
+    client.logout()
+
+    response = _client(client, annotator_2).get(
+        reverse("annotator:workspace", args=[assignment.pk])
+    )
+    assert response.status_code == 404
+
+
+def test_workspace_keeps_the_draft_and_hides_predictions_when_the_project_says_so(
+    client, project, annotator_1
+):
+    pair = make_pair(project)
+    Prediction.objects.create(pair=pair, model_name="pixeldiff", changes=answer()["changes"])
+    _client(client, annotator_1).post(reverse("annotator:lease_next", args=[project.slug]))
+    assignment = Assignment.objects.get()
+    assignment.draft = {"tier": "good", "changes": []}
+    assignment.save()
+    url = reverse("annotator:workspace", args=[assignment.pk])
+
+    shown = _ws_config(client.get(url))
+    project.show_predictions = False
+    project.save()
+    hidden = _ws_config(client.get(url))
+
+    assert shown["draft"]["tier"] == "good"
+    assert shown["predictions"][0]["changes"][0]["boxes_a"] == [[20, 10, 40, 30]]
+    assert hidden["predictions"] == []
+
+
+def _ws_config(response) -> dict:
+    match = re.search(r'<script id="ws-config"[^>]*>(.*?)</script>', response.content.decode())
+    return json.loads(match[1])

@@ -1,0 +1,97 @@
+// Named actions shared by the keyboard, the toolbar buttons and the panel: one place that says
+// what "mirror" or "zoom in" does, so a key and its button can never disagree.
+import { fitView, growBox, moveBox, panBy, viewTransform, zoomToPixelScale } from "./box.js";
+import { otherSide } from "./state.js";
+
+// Zoom steps as CSS px per image pixel; whole numbers above 1:1 keep pixels evenly sized.
+const STEPS = [0.05, 0.1, 0.15, 0.25, 0.33, 0.5, 0.67, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64];
+
+export function nextZoomStep(scale, direction) {
+  if (direction > 0) return STEPS.find((s) => s > scale * 1.01) ?? STEPS.at(-1);
+  return [...STEPS].reverse().find((s) => s < scale / 1.01) ?? STEPS[0];
+}
+
+const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "es"}`;
+
+/** ws: the workspace instance (store, modes, view access, ui flags, panel, submitter, ...). */
+export function createActions(ws) {
+  const { store, modes } = ws;
+  const flip = () => store.setSide(otherSide(store.state.sel.side));
+
+  function zoomStep(direction) {
+    const size = ws.size();
+    const scale = viewTransform(ws.getView(), size, ws.ref()).sx;
+    ws.setView(zoomToPixelScale(ws.getView(), nextZoomStep(scale, direction), size, ws.ref()));
+  }
+
+  function editSelected(make, coalesce) {
+    const s = store.selectedBox();
+    if (!s) return false;
+    const frame = store.frames[s.side];
+    store.setBox(s.change, s.side, s.index, make(s.box, frame), `${coalesce}:${s.change}:${s.side}:${s.index}`);
+    return true;
+  }
+
+  return {
+    tier: (i) => ws.config.tiers[i] && store.setTier(ws.config.tiers[i].value),
+    "mode-side": () => modes.setMode("side"),
+    "mode-flicker": () => (modes.mode === "flicker" ? flip() : modes.setMode("flicker")),
+    "mode-swipe": () => modes.setMode("swipe"),
+    "mode-diff": () => modes.setMode("diff"),
+    "flicker-timer": () => modes.toggleTimer(),
+    "side-toggle": flip,
+    "side-a": () => store.setSide("a"),
+    "side-b": () => store.setSide("b"),
+    "change-new": () => {
+      store.addChange();
+      ws.panel.scrollActive();
+      ws.status("New change: draw its box on A or B");
+    },
+    "change-prev": () => store.cycleChange(-1),
+    "change-next": () => store.cycleChange(1),
+    mirror: () => {
+      const { side } = store.state.sel;
+      const n = store.mirror();
+      ws.status(n ? `Mirrored ${plural(n, "box")} to ${otherSide(side).toUpperCase()}` : "Nothing to mirror: draw or select a box first");
+    },
+    absent: () => store.toggleAbsent(),
+    "delete-box": () => store.removeSelectedBox() || ws.status("Select a box first (click it)"),
+    undo: () => store.undo() || ws.status("Nothing to undo"),
+    redo: () => store.redo() || ws.status("Nothing to redo"),
+    "zoom-in": () => zoomStep(1),
+    "zoom-out": () => zoomStep(-1),
+    "zoom-fit": () => ws.setView(fitView()),
+    "zoom-1": () => ws.setView(zoomToPixelScale(ws.getView(), 1, ws.size(), ws.ref())),
+    nudge: ([dx, dy]) => {
+      if (!editSelected((box, frame) => moveBox(box, dx, dy, frame), "nudge")) {
+        ws.setView(panBy(ws.getView(), -dx * 8, -dy * 8, ws.size(), ws.ref()));
+      }
+    },
+    "grow-box": ([dx, dy]) => editSelected((box, frame) => growBox(box, dx, dy, frame), "grow"),
+    "predictions-accept": () => {
+      if (!ws.config.predictions.length) return ws.status("This pair has no model suggestions");
+      const n = store.acceptPredictions(ws.config.predictions);
+      ws.setFlag("showPredictions", false);
+      ws.status(n ? `Accepted ${n} suggested change${n === 1 ? "" : "s"} — check them` : "The suggestions are already in your answer");
+    },
+    "predictions-toggle": () => ws.setFlag("showPredictions", !ws.ui.showPredictions),
+    "boxes-toggle": () => ws.setFlag("showBoxes", !ws.ui.showBoxes),
+    submit: () => ws.submitter.submit(),
+    skip: (button) => ws.submitter.skip(button),
+    "edit-change": () => {
+      const c = store.activeChange();
+      if (!c) return ws.status("Draw a box first, or press N for a new change");
+      const side = store.state.sel.side;
+      const entity = c[`absent_${side}`] ? null : `entity_${side}`;
+      const empty = ["category", "description", entity].find((f) => f && !String(c[f]).trim());
+      ws.panel.focusActive(empty ?? "description");
+    },
+    help: () => ws.openDialog("help"),
+    guidelines: () => ws.openDialog("guidelines"),
+    escape: () => {
+      const el = document.activeElement;
+      if (el && el !== document.body && ws.root.contains(el) && el !== ws.stage) ws.stage.focus();
+      else if (store.state.sel.box >= 0) store.select(store.state.sel.change, store.state.sel.side, -1);
+    },
+  };
+}

@@ -1,0 +1,168 @@
+// Everything around the canvases: toolbar states, panel tags, the status line, the save status,
+// the banner, the clock and the swipe slider. Reads the workspace; writes only the DOM.
+import { viewTransform } from "./box.js";
+import { MODES } from "./modes.js";
+
+const SAVE_BANNERS = {
+  auth: "Not saved — log in again in another tab; your work is kept in this browser.",
+  network: "Not saved — the connection is down. Your work is kept in this browser and saved as soon as the connection is back.",
+  server: "Not saved — the server had a problem. Your work is kept in this browser; retrying.",
+};
+
+const clockTime = (iso) => {
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? "" : d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+};
+
+export function createChrome(ws) {
+  const { root, store, modes } = ws;
+  const $ = (selector) => root.querySelector(selector);
+  const bannerEl = $("[data-banner]");
+  const saveEl = $("[data-save-status]");
+  const grip = $("[data-swipe-grip]");
+  const swipe = $("[data-swipe]");
+  let bannerSource = null;
+  let hintTimer = null;
+
+  const press = (action, on) => root.querySelectorAll(`[data-action="${action}"]`).forEach((b) => {
+    b.setAttribute("aria-pressed", String(on));
+  });
+
+  function banner(text, tone = "error", action = null, source = null) {
+    bannerSource = text ? source : null;
+    bannerEl.hidden = !text;
+    bannerEl.dataset.tone = tone;
+    $("[data-banner-text]").textContent = text ?? "";
+    const button = $("[data-banner-action]");
+    button.hidden = !action;
+    button.textContent = action?.label ?? "";
+    button.onclick = action ? () => action.run() : null;
+  }
+
+  const HINT = $("[data-status-hint]").textContent;
+  function status(text) {
+    const hint = $("[data-status-hint]");
+    hint.textContent = text;
+    hint.classList.add("is-flash");
+    clearTimeout(hintTimer);
+    hintTimer = setTimeout(() => {
+      hint.classList.remove("is-flash");
+      hint.textContent = HINT;
+    }, 4000);
+  }
+
+  function submitState(text) {
+    $("[data-submit-state]").textContent = text;
+  }
+
+  function tags() {
+    const { sel } = store.state;
+    const frames = store.frames;
+    root.querySelectorAll("[data-view]").forEach((el, i) => {
+      const tag = el.querySelector("[data-tag]");
+      let side = i === 0 ? "a" : "b";
+      let extra = `${frames[side].width}×${frames[side].height}`;
+      if (modes.mode === "flicker") {
+        side = sel.side;
+        extra = modes.timer ? "flicker on a timer · T stops" : "F shows the other image";
+      } else if (modes.mode === "diff") {
+        side = null;
+        extra = `|A − B| · boxes of ${sel.side.toUpperCase()}`;
+      }
+      tag.hidden = modes.mode === "swipe";
+      tag.replaceChildren(...(side ? [Object.assign(document.createElement("b"), { textContent: side.toUpperCase() }), " "] : []), extra);
+      el.classList.toggle("is-active", modes.mode === "side" ? sel.side === side : true);
+    });
+  }
+
+  function update() {
+    const state = store.state;
+    const active = store.activeChange();
+    for (const mode of Object.keys(MODES)) press(`mode-${mode}`, modes.mode === mode);
+    press("flicker-timer", modes.timer);
+    press("side-a", state.sel.side === "a");
+    press("side-b", state.sel.side === "b");
+    press("absent", Boolean(active?.[`absent_${state.sel.side}`]));
+    $("[data-action=undo]").disabled = !state.canUndo;
+    $("[data-action=redo]").disabled = !state.canRedo;
+    const t = viewTransform(ws.getView(), ws.size(), ws.ref());
+    $("[data-zoom-level]").textContent = `${Math.round(t.sx * 100)}%`;
+    root.classList.toggle("is-boxes-hidden", !ws.ui.showBoxes);
+    tags();
+    const s = store.selectedBox();
+    $("[data-status-box]").textContent = s
+      ? `Change ${s.change + 1} · box ${s.index + 1} on ${s.side.toUpperCase()}: ${s.box[0]}, ${s.box[1]} → ${s.box[2]}, ${s.box[3]} (${s.box[2] - s.box[0]} × ${s.box[3] - s.box[1]} px)`
+      : "";
+    grip.style.left = `${modes.swipe * 100}%`;
+    grip.setAttribute("aria-valuenow", String(Math.round(modes.swipe * 100)));
+  }
+
+  function pointer(info) {
+    const frame = info && store.frames[info.side];
+    const inside = info && info.x >= 0 && info.y >= 0 && info.x < frame.width && info.y < frame.height;
+    $("[data-status-pointer]").textContent = inside ? `${info.side.toUpperCase()} · x ${Math.floor(info.x)}, y ${Math.floor(info.y)}` : "";
+  }
+
+  function saveStatus(s) {
+    saveEl.dataset.state = s.state;
+    if (s.state === "dirty") saveEl.textContent = "Unsaved changes";
+    else if (s.state === "saving") saveEl.textContent = "Saving…";
+    else if (s.state === "restored") saveEl.textContent = `Draft restored${s.source === "browser" ? " from this browser" : ""}`;
+    else if (s.state === "saved") {
+      saveEl.textContent = `Draft saved ${clockTime(s.savedAt)}`;
+      saveEl.title = s.expiresAt ? `Your lease on this pair runs until ${clockTime(s.expiresAt)}; saving renews it.` : "";
+      if (bannerSource === "save") banner(null);
+      if (!s.expiresAt) {
+        banner("Your lease on this pair expired, so it may go to someone else. Your draft is kept — submit soon.", "warn", null, "lease");
+      } else if (bannerSource === "lease") {
+        banner(null);
+      }
+    } else if (s.state === "failed") {
+      saveEl.textContent = "Not saved";
+      const { kind, message } = s.result;
+      const text = SAVE_BANNERS[kind] ?? `Not saved — ${message} Your work is kept in this browser.`;
+      const action = kind === "auth"
+        ? { label: "Open the log-in page", run: () => window.open(`/login/?next=${encodeURIComponent(ws.urls.home)}`, "_blank") }
+        : { label: "Retry now", run: () => ws.autosave.save() };
+      banner(text, "error", action, "save");
+    } else if (s.state === "stopped") {
+      saveEl.textContent = "Not saved";
+      banner(`${s.result.message} — this pair is closed for you.`, "warn", { label: "Take the next pair", run: () => ws.submitter.loadNext() }, "save");
+    }
+  }
+
+  function applyMode() {
+    root.dataset.mode = modes.mode;
+    swipe.hidden = modes.mode !== "swipe";
+  }
+
+  // The swipe slider: drag the grip (or click anywhere on the line), arrows move it by 2%.
+  grip.addEventListener("pointerdown", (e) => {
+    e.preventDefault();
+    grip.setPointerCapture(e.pointerId);
+    const move = (ev) => {
+      const r = swipe.getBoundingClientRect();
+      modes.setSwipe((ev.clientX - r.left) / r.width);
+    };
+    const up = () => {
+      grip.removeEventListener("pointermove", move);
+      grip.removeEventListener("pointerup", up);
+    };
+    grip.addEventListener("pointermove", move);
+    grip.addEventListener("pointerup", up);
+  });
+  grip.addEventListener("keydown", (e) => {
+    const step = { ArrowLeft: -0.02, ArrowRight: 0.02, Home: -1, End: 1 }[e.key];
+    if (step === undefined) return;
+    e.preventDefault();
+    e.stopPropagation();
+    modes.setSwipe(modes.swipe + step);
+  });
+
+  return {
+    banner, status, submitState, update, pointer, saveStatus, applyMode,
+    clock(text) {
+      $("[data-clock]").textContent = text;
+    },
+  };
+}

@@ -1,0 +1,146 @@
+// Pointer input on one panel: create, select, move and resize boxes; pan with Space+drag or the
+// middle button; zoom with the wheel around the cursor (the view is shared, so both panels
+// follow). Every box goes through box.js rounding, so stored coordinates are whole pixels of the
+// side's own frame whatever the zoom.
+import { HANDLE_CURSORS, boxFromPoints, hitTest, moveBox, panBy, resizeBox, toImage, zoomAt } from "./box.js";
+
+const DRAG_THRESHOLD = 3; // CSS px before a press becomes a new box
+
+let gestures = 0;
+
+/** The box under the pointer: the selected one first, then the active change, then the rest. */
+export function pickBox(state, side, t, p) {
+  const { sel, changes } = state;
+  const order = [];
+  const active = changes[sel.change];
+  if (active) {
+    const boxes = active[`boxes_${side}`];
+    if (sel.side === side && boxes[sel.box]) order.push([sel.change, sel.box]);
+    for (let j = boxes.length - 1; j >= 0; j--) order.push([sel.change, j]);
+  }
+  changes.forEach((c, i) => {
+    if (i !== sel.change) c[`boxes_${side}`].forEach((_, j) => order.push([i, j]));
+  });
+  for (const [change, index] of order) {
+    const handle = hitTest(changes[change][`boxes_${side}`][index], t, p);
+    if (handle) return { change, index, handle };
+  }
+  return null;
+}
+
+/**
+ * ctx: {store, modes, panelIndex, sideAt(), transform(side), frames(), ref(), size(),
+ * getView(), setView(view), spaceHeld(), showBoxes(), onPointer(info|null), signal}
+ */
+export function attachPointer(element, ctx) {
+  const { store, signal } = ctx;
+  let gesture = null;
+
+  const local = (e) => {
+    const r = element.getBoundingClientRect();
+    return { x: e.clientX - r.left, y: e.clientY - r.top };
+  };
+
+  function report(p) {
+    const side = ctx.sideAt();
+    const frame = ctx.frames()[side];
+    const q = toImage(ctx.transform(side), p.x, p.y);
+    ctx.onPointer({ panel: ctx.panelIndex, side, x: q.x, y: q.y, nx: q.x / frame.width, ny: q.y / frame.height });
+  }
+
+  function hover(p) {
+    if (ctx.spaceHeld()) {
+      element.style.cursor = "grab";
+      return;
+    }
+    const side = ctx.sideAt();
+    const hit = ctx.showBoxes() ? pickBox(store.state, side, ctx.transform(side), p) : null;
+    element.style.cursor = hit ? HANDLE_CURSORS[hit.handle] : "crosshair";
+  }
+
+  element.addEventListener("pointerdown", (e) => {
+    if (e.button === 2 || gesture) return;
+    e.preventDefault();
+    ctx.focus();
+    const p = local(e);
+    if (e.button === 1 || ctx.spaceHeld()) {
+      gesture = { kind: "pan", last: p };
+      element.style.cursor = "grabbing";
+    } else if (e.button === 0) {
+      const side = ctx.sideAt();
+      store.setSide(side);
+      const t = ctx.transform(side);
+      const start = toImage(t, p.x, p.y);
+      const hit = !e.shiftKey && ctx.showBoxes() ? pickBox(store.state, side, t, p) : null;
+      const id = `g${++gestures}`;
+      if (hit) {
+        store.select(hit.change, side, hit.index);
+        const orig = store.state.changes[hit.change][`boxes_${side}`][hit.index];
+        gesture = { kind: hit.handle === "move" ? "move" : "resize", ...hit, side, orig, start, id };
+      } else {
+        gesture = { kind: "create", side, start, startScreen: p, created: false, id };
+      }
+      ctx.modes.setHold(true);
+    } else {
+      return;
+    }
+    element.setPointerCapture(e.pointerId);
+  }, { signal });
+
+  element.addEventListener("pointermove", (e) => {
+    const p = local(e);
+    report(p);
+    if (!gesture) {
+      hover(p);
+      return;
+    }
+    if (gesture.kind === "pan") {
+      ctx.setView(panBy(ctx.getView(), p.x - gesture.last.x, p.y - gesture.last.y, ctx.size(), ctx.ref()));
+      gesture.last = p;
+      return;
+    }
+    const { side, id } = gesture;
+    const frame = ctx.frames()[side];
+    const q = toImage(ctx.transform(side), p.x, p.y);
+    if (gesture.kind === "create") {
+      const far = Math.hypot(p.x - gesture.startScreen.x, p.y - gesture.startScreen.y) >= DRAG_THRESHOLD;
+      if (!gesture.created && !far) return;
+      const box = boxFromPoints(gesture.start, q, frame);
+      if (!gesture.created) {
+        gesture.index = store.addBox(side, box, id);
+        gesture.change = store.state.sel.change;
+        gesture.created = true;
+      } else {
+        store.setBox(gesture.change, side, gesture.index, box, id);
+      }
+    } else if (gesture.kind === "move") {
+      store.setBox(gesture.change, side, gesture.index, moveBox(gesture.orig, q.x - gesture.start.x, q.y - gesture.start.y, frame), id);
+    } else {
+      store.setBox(gesture.change, side, gesture.index, resizeBox(gesture.orig, gesture.handle, q, frame), id);
+    }
+  }, { signal });
+
+  const end = (e) => {
+    if (!gesture) return;
+    if (gesture.kind === "create" && !gesture.created) {
+      store.select(store.state.sel.change, gesture.side, -1); // a click on empty image: deselect
+    }
+    gesture = null;
+    ctx.modes.setHold(false);
+    if (element.hasPointerCapture?.(e.pointerId)) element.releasePointerCapture(e.pointerId);
+    hover(local(e));
+  };
+  element.addEventListener("pointerup", end, { signal });
+  element.addEventListener("pointercancel", end, { signal });
+  element.addEventListener("pointerleave", () => gesture || ctx.onPointer(null), { signal });
+  element.addEventListener("contextmenu", (e) => e.preventDefault(), { signal });
+  element.addEventListener("auxclick", (e) => e.button === 1 && e.preventDefault(), { signal });
+
+  element.addEventListener("wheel", (e) => {
+    e.preventDefault();
+    const step = e.deltaMode === 1 ? 0.05 : e.deltaMode === 2 ? 1 : 0.0015;
+    const factor = Math.exp(-e.deltaY * step);
+    ctx.setView(zoomAt(ctx.getView(), factor, local(e), ctx.size(), ctx.ref()));
+    report(local(e));
+  }, { signal, passive: false });
+}
