@@ -24,6 +24,7 @@ from annotator.models import (
 )
 from pairdiff.answers import AnswerRules, parse_answer
 from pairdiff.geometry import Frame
+from review.tasks import compute_agreement, score_gold_annotation
 
 MAX_DRAFT_BYTES = 256 * 1024
 
@@ -146,4 +147,13 @@ def _submit(assignment_id: int, user, body: object, key: str) -> Annotation:
     PairEvent.objects.create(
         pair=pair, actor=user, kind="submitted", detail={"annotation": annotation.pk}
     )
+    _enqueue_review(pair, annotation)
     return annotation
+
+
+def _enqueue_review(pair: Pair, annotation: Annotation) -> None:
+    """After commit, so a worker never reads a submission that is not there yet."""
+    if pair.is_gold:
+        transaction.on_commit(lambda: score_gold_annotation.delay(annotation.pk))
+    if pair.n_submitted + 1 == min(pair.project.overlap, 2):
+        transaction.on_commit(lambda: compute_agreement.delay(pair.pk))

@@ -18,3 +18,5 @@ STORAGES["staticfiles"] = {  # noqa: F405
 }
 STATIC_ROOT = tempfile.mkdtemp(prefix="diffmark-test-static-")
 WHITENOISE_USE_FINDERS = True
+# Tasks run in-process in tests; the integration tests start a real worker and switch this off.
+CELERY_TASK_ALWAYS_EAGER = True

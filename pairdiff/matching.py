@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from pairdiff.geometry import Box, iou
+from pairdiff.geometry import Box
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ def match_boxes(a: Sequence[Box], b: Sequence[Box]) -> Matching:
     """
     pairs: list[tuple[int, int, float]] = []
     if a and b:
-        scores = np.array([[iou(box_a, box_b) for box_b in b] for box_a in a])
+        scores = iou_matrix(a, b)
         rows, cols = linear_sum_assignment(scores, maximize=True)
         pairs = [
             (int(i), int(j), float(scores[i, j]))
@@ -59,6 +59,19 @@ def match_boxes(a: Sequence[Box], b: Sequence[Box]) -> Matching:
         unmatched_a=[i for i in range(len(a)) if i not in matched_a],
         unmatched_b=[j for j in range(len(b)) if j not in matched_b],
     )
+
+
+def iou_matrix(a: Sequence[Box], b: Sequence[Box]) -> np.ndarray:
+    """IoU of every box of ``a`` with every box of ``b``, vectorised; the same arithmetic as
+    ``geometry.iou``, so thresholds decide alike in both."""
+    ca = np.array([[x.x1, x.y1, x.x2, x.y2] for x in a], dtype=float).reshape(-1, 1, 4)
+    cb = np.array([[x.x1, x.y1, x.x2, x.y2] for x in b], dtype=float).reshape(1, -1, 4)
+    w = np.minimum(ca[..., 2], cb[..., 2]) - np.maximum(ca[..., 0], cb[..., 0])
+    h = np.minimum(ca[..., 3], cb[..., 3]) - np.maximum(ca[..., 1], cb[..., 1])
+    inter = np.where((w > 0) & (h > 0), w * h, 0.0)
+    area_a = (ca[..., 2] - ca[..., 0]) * (ca[..., 3] - ca[..., 1])
+    area_b = (cb[..., 2] - cb[..., 0]) * (cb[..., 3] - cb[..., 1])
+    return np.minimum(1.0, inter / (area_a + area_b - inter))
 
 
 def side_agrees(m: Matching, threshold: float = 0.5) -> bool:

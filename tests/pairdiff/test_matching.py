@@ -3,7 +3,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pairdiff.geometry import Box, iou
-from pairdiff.matching import Matching, match_boxes, side_agrees
+from pairdiff.matching import Matching, iou_matrix, match_boxes, side_agrees
 
 
 def strip(x1: float, x2: float) -> Box:
@@ -150,3 +150,10 @@ def test_swapping_sides_keeps_the_total_iou(a: list[Box], b: list[Box]) -> None:
     backward = sum(score for _, _, score in match_boxes(b, a).pairs)
 
     assert forward == pytest.approx(backward)
+
+
+@given(st.lists(boxes(), min_size=1, max_size=6), st.lists(boxes(), min_size=1, max_size=6))
+def test_iou_matrix_equals_pairwise_iou_exactly(a, b):
+    matrix = iou_matrix(a, b)
+    assert matrix.shape == (len(a), len(b))
+    assert all(matrix[i, j] == iou(x, y) for i, x in enumerate(a) for j, y in enumerate(b))

@@ -1,0 +1,116 @@
+"""Cross-validation and gold scoring of stored annotations, through the pure rules in pairdiff."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from django.db import transaction
+
+from annotator.models import OPEN_STATUSES, Annotation, Pair, PairEvent, PairStatus, Project
+from pairdiff.agreement import AgreementPolicy, ConsensusChange, Verdict, compare_answers
+from pairdiff.answers import Answer
+from pairdiff.gold import answer_from_changes, score_against_gold
+from review.models import Agreement, GoldScore
+
+
+def project_policy(project: Project) -> AgreementPolicy:
+    return AgreementPolicy(iou_threshold=project.iou_threshold, synonyms=project.entity_synonyms)
+
+
+def annotation_answer(annotation: Annotation) -> Answer:
+    changes = [
+        {
+            "category": c.category,
+            "description": c.description,
+            "entity_a": c.entity_a,
+            "entity_b": c.entity_b,
+            "boxes_a": c.boxes_a,
+            "boxes_b": c.boxes_b,
+        }
+        for c in annotation.changes.all()
+    ]
+    answer = answer_from_changes(changes, tier=annotation.tier)
+    return Answer(answer.tier, tuple(annotation.defects), annotation.time_spent_ms, answer.changes)
+
+
+def agreement_compute(*, pair_id: int) -> Agreement | None:
+    """Cross-check the pair's first two annotations (one, when the project's overlap is 1) and
+    move the pair to accepted, disputed or rejected. Safe to run twice; None until enough
+    annotations are in. Takes the pair's row lock."""
+    with transaction.atomic():
+        pair = Pair.objects.select_for_update().select_related("project").get(pk=pair_id)
+        needed = min(pair.project.overlap, 2)
+        annotations = list(
+            pair.annotations.order_by("created_at", "id").prefetch_related("changes")[:2]
+        )
+        if len(annotations) < needed:
+            return None
+        first, second = annotations[0], annotations[-1]
+        policy = project_policy(pair.project)
+        verdict = compare_answers(annotation_answer(first), annotation_answer(second), policy)
+        agreement, _ = Agreement.objects.update_or_create(
+            pair=pair,
+            defaults={
+                "annotation_1": first,
+                "annotation_2": second,
+                "status": verdict.status,
+                "reasons": [{"code": c, "message": verdict.messages[c]} for c in verdict.reasons],
+                "changes": [_change_json(c) for c in verdict.changes],
+                "mean_iou": verdict.mean_iou,
+                "consensus": _consensus_json(verdict),
+                "policy": {"iou_threshold": policy.iou_threshold},
+            },
+        )
+        if pair.status in OPEN_STATUSES:
+            pair.status = PairStatus(verdict.status)
+            pair.save(update_fields=["status", "updated_at"])
+            PairEvent.objects.create(pair=pair, kind="agreement", detail={"status": verdict.status})
+    return agreement
+
+
+def gold_score_compute(*, annotation_id: int) -> GoldScore | None:
+    """Score an annotation of a gold pair against the known answer; None for other pairs."""
+    annotation = Annotation.objects.select_related("pair__project", "pair__gold").get(
+        pk=annotation_id
+    )
+    gold = getattr(annotation.pair, "gold", None)
+    if gold is None:
+        return None
+    score = score_against_gold(
+        annotation_answer(annotation),
+        answer_from_changes(gold.changes),
+        project_policy(annotation.pair.project),
+    )
+    details = {
+        "changes": [asdict(c) for c in score.changes],
+        "missed": score.missed,
+        "extra": score.extra,
+    }
+    gold_score, _ = GoldScore.objects.update_or_create(
+        annotation=annotation,
+        defaults={"score": score.score, "passed": score.passed, "details": details},
+    )
+    return gold_score
+
+
+def _change_json(change) -> dict:
+    data = asdict(change)
+    data["geometry"] = change.geometry
+    return data
+
+
+def _consensus_json(verdict: Verdict) -> list[dict] | None:
+    if verdict.consensus is None:
+        return None
+    return [_consensus_change(c) for c in verdict.consensus]
+
+
+def _consensus_change(change: ConsensusChange) -> dict:
+    return {
+        "category": change.category,
+        "description": change.description,
+        "entity_a": change.entity_a,
+        "entity_b": change.entity_b,
+        "boxes_a": [b.as_list() for b in change.boxes_a],
+        "boxes_b": [b.as_list() for b in change.boxes_b],
+    }
