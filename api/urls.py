@@ -2,7 +2,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.permissions import AllowAny
 
-from api import annotate, auth, views
+from api import annotate, auth, pairs, views
 
 app_name = "api"
 
@@ -16,6 +16,10 @@ urlpatterns = [
     path("auth/token/", auth.obtain_token, name="token"),
     path("projects/", views.ProjectList.as_view(), name="project-list"),
     path("projects/<slug:slug>/", views.ProjectDetail.as_view(), name="project-detail"),
+    path("projects/<slug:slug>/pairs/", pairs.project_pairs_view, name="project-pairs"),
+    path("projects/<slug:slug>/imports/", pairs.imports, name="project-imports"),
+    path("pairs/<int:pk>/", pairs.pair_detail, name="pair-detail"),
+    path("jobs/<int:pk>/", pairs.job_detail, name="job-detail"),
     path("projects/<slug:slug>/next/", annotate.lease_next, name="lease-next"),
     path("assignments/<int:pk>/draft/", annotate.draft, name="assignment-draft"),
     path("assignments/<int:pk>/submit/", annotate.submit, name="assignment-submit"),

@@ -1,0 +1,42 @@
+"""Celery tasks of the annotator side: ids in, one service call, safe to run twice."""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+from pathlib import Path
+
+from celery import shared_task
+from django.core.files.storage import default_storage
+
+from annotator.importing import ImportUnusable, pairs_import
+from annotator.models import Job, JobStatus
+
+
+@shared_task(acks_late=True)
+def import_pairs_job(job_id: int) -> dict | None:
+    """Run a queued import job whose manifest (and zip) were stored under the job's folder."""
+    job = Job.objects.select_related("project", "created_by").get(pk=job_id)
+    if job.status != JobStatus.QUEUED:
+        return job.result  # already ran (a redelivered message)
+    manifest_name = job.params["manifest"]
+    with default_storage.open(manifest_name, "rb") as handle:
+        manifest = handle.read()
+    with tempfile.TemporaryDirectory(prefix="diffmark-import-") as tmp:
+        # open_source needs a local path, and the storage may be S3.
+        images = Path(tmp) / "images.zip"
+        with default_storage.open(job.params["images"], "rb") as src, images.open("wb") as dst:
+            for chunk in iter(lambda: src.read(1 << 20), b""):
+                dst.write(chunk)
+        # An unusable input fails the job with its reason; nothing to retry.
+        with contextlib.suppress(ImportUnusable):
+            pairs_import(
+                project=job.project,
+                manifest=manifest,
+                manifest_name=Path(manifest_name).name,
+                images=images,
+                job=job,
+                actor=job.created_by,
+            )
+    job.refresh_from_db()
+    return job.result

@@ -1,0 +1,37 @@
+"""Accepting an import from the browser or the API: store the files, queue the job."""
+
+from __future__ import annotations
+
+from django.core.files.storage import default_storage
+from django.core.files.uploadedfile import UploadedFile
+from django.db import transaction
+
+from annotator.jobs import job_create
+from annotator.models import Job, JobKind, Project
+from annotator.tasks import import_pairs_job
+
+MAX_MANIFEST_BYTES = 64 * 1024 * 1024
+MAX_ZIP_BYTES = 20 * 1024**3
+
+
+def import_queue(*, project: Project, manifest: UploadedFile, images: UploadedFile, user) -> Job:
+    """Store the manifest and the zip of images and queue the import; ValueError for bad input."""
+    if manifest.size > MAX_MANIFEST_BYTES:
+        raise ValueError(f"the manifest is over {MAX_MANIFEST_BYTES // 1024**2} MB")
+    if not manifest.name.lower().endswith((".jsonl", ".ndjson", ".csv", ".json")):
+        raise ValueError("the manifest must be a .jsonl or .csv file")
+    if images.size > MAX_ZIP_BYTES:
+        raise ValueError("the zip of images is over 20 GB")
+    if not images.name.lower().endswith(".zip"):
+        raise ValueError("the images must come as a .zip file")
+    with transaction.atomic():
+        job = job_create(kind=JobKind.IMPORT, project=project, user=user)
+        folder = f"imports/{project.slug}/{job.pk}"
+        suffix = ".csv" if manifest.name.lower().endswith(".csv") else ".jsonl"
+        job.params = {
+            "manifest": default_storage.save(f"{folder}/manifest{suffix}", manifest),
+            "images": default_storage.save(f"{folder}/images.zip", images),
+        }
+        job.save(update_fields=["params"])
+        transaction.on_commit(lambda: import_pairs_job.delay(job.pk))
+    return job

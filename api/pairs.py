@@ -1,0 +1,227 @@
+"""Pairs, imports and jobs over REST (leads)."""
+
+from __future__ import annotations
+
+import json
+
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.decorators import api_view, parser_classes
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.parsers import MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from annotator.models import Job, Pair, PairStatus, Project, Role
+from annotator.selectors import project_pairs, project_role
+from annotator.services import PairInput, PairRejected, pair_create
+from annotator.uploads import import_queue
+from api.annotate import ERRORS
+from api.errors import error_response
+
+
+class PairSerializer(serializers.ModelSerializer):
+    image_a = serializers.SerializerMethodField()
+    image_b = serializers.SerializerMethodField()
+    agreement = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Pair
+        fields = [
+            "id",
+            "external_id",
+            "status",
+            "instruction",
+            "category_hint",
+            "metadata",
+            "is_gold",
+            "image_a",
+            "image_b",
+            "n_submitted",
+            "agreement",
+            "created_at",
+        ]
+
+    def _image(self, pair: Pair, side: str) -> dict:
+        return {
+            "url": reverse("annotator:pair_image", args=[pair.pk, side]),
+            "width": getattr(pair, f"width_{side}"),
+            "height": getattr(pair, f"height_{side}"),
+            "sha256": getattr(pair, f"sha256_{side}"),
+            "format": getattr(pair, f"format_{side}"),
+        }
+
+    def get_image_a(self, pair: Pair) -> dict:
+        return self._image(pair, "a")
+
+    def get_image_b(self, pair: Pair) -> dict:
+        return self._image(pair, "b")
+
+    def get_agreement(self, pair: Pair) -> dict | None:
+        agreement = getattr(pair, "agreement", None)
+        if agreement is None:
+            return None
+        return {
+            "status": agreement.status,
+            "mean_iou": agreement.mean_iou,
+            "reasons": agreement.reasons,
+        }
+
+
+class PairUploadSerializer(serializers.Serializer):
+    image_a = serializers.FileField()
+    image_b = serializers.FileField()
+    external_id = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    instruction = serializers.CharField(required=False, allow_blank=True, max_length=2000)
+    category = serializers.CharField(required=False, allow_blank=True, max_length=64)
+    metadata = serializers.JSONField(required=False, help_text="a JSON object")
+
+    def validate_metadata(self, value):
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                raise serializers.ValidationError("metadata must be a JSON object") from None
+        if not isinstance(value, dict):
+            raise serializers.ValidationError("metadata must be a JSON object")
+        return value
+
+
+class ImportSerializer(serializers.Serializer):
+    manifest = serializers.FileField(help_text="JSONL or CSV: image_a, image_b, id, …")
+    images = serializers.FileField(help_text="a .zip holding the files the manifest names")
+
+
+class JobSerializer(serializers.ModelSerializer):
+    percent = serializers.IntegerField()
+
+    class Meta:
+        model = Job
+        fields = [
+            "id",
+            "kind",
+            "status",
+            "total",
+            "done",
+            "percent",
+            "errors",
+            "result",
+            "message",
+            "created_at",
+            "started_at",
+            "finished_at",
+        ]
+
+
+def _lead_project(request: Request, slug: str) -> Project | Response:
+    project = get_object_or_404(Project, slug=slug)
+    role = project_role(request.user, project)
+    if role is None:
+        return error_response("not_found", "no such project", status.HTTP_404_NOT_FOUND)
+    if role != Role.LEAD:
+        return error_response("permission_denied", "only leads manage pairs", 403)
+    return project
+
+
+@extend_schema(
+    methods=["GET"],
+    parameters=[
+        OpenApiParameter("status", str, enum=PairStatus.values),
+        OpenApiParameter("category", str),
+        OpenApiParameter("gold", bool),
+    ],
+    responses={200: PairSerializer(many=True), **ERRORS},
+)
+@extend_schema(
+    methods=["POST"],
+    request={"multipart/form-data": PairUploadSerializer},
+    responses={201: PairSerializer, **ERRORS},
+)
+@api_view(["GET", "POST"])
+@parser_classes([MultiPartParser])
+def project_pairs_view(request: Request, slug: str) -> Response:
+    """List a project's pairs (filters: status, category, gold) or upload one pair."""
+    project = _lead_project(request, slug)
+    if isinstance(project, Response):
+        return project
+    if request.method == "POST":
+        return _upload(request, project)
+    pairs = project_pairs(project, status=request.query_params.get("status", ""))
+    pairs = pairs.select_related("agreement")
+    if category := request.query_params.get("category"):
+        pairs = pairs.filter(category_hint=category)
+    if (gold := request.query_params.get("gold")) in ("true", "false"):
+        pairs = pairs.filter(is_gold=gold == "true")
+    paginator = PageNumberPagination()
+    page = paginator.paginate_queryset(pairs, request)
+    return paginator.get_paginated_response(PairSerializer(page, many=True).data)
+
+
+def _upload(request: Request, project: Project) -> Response:
+    upload = PairUploadSerializer(data=request.data)
+    upload.is_valid(raise_exception=True)
+    data = upload.validated_data
+    pair_input = PairInput(
+        image_a=data["image_a"].read(),
+        image_b=data["image_b"].read(),
+        external_id=data.get("external_id", ""),
+        instruction=data.get("instruction", ""),
+        category=data.get("category", ""),
+        metadata=data.get("metadata") or {},
+    )
+    try:
+        pair = pair_create(project=project, pair_input=pair_input, actor=request.user)
+    except PairRejected as exc:
+        field = str(exc).split(":", 1)[0] if str(exc).startswith("image_") else ""
+        return error_response("invalid", str(exc), 400, {field: [str(exc)]} if field else None)
+    return Response(PairSerializer(pair).data, status=status.HTTP_201_CREATED)
+
+
+@extend_schema(responses={200: PairSerializer, **ERRORS})
+@api_view(["GET"])
+def pair_detail(request: Request, pk: int) -> Response:
+    """One pair, with its agreement once there is one (leads)."""
+    pair = get_object_or_404(Pair.objects.select_related("project", "agreement"), pk=pk)
+    if project_role(request.user, pair.project) != Role.LEAD:
+        return error_response("not_found", "no such pair", status.HTTP_404_NOT_FOUND)
+    return Response(PairSerializer(pair).data)
+
+
+@extend_schema(
+    request={"multipart/form-data": ImportSerializer}, responses={202: JobSerializer, **ERRORS}
+)
+@api_view(["POST"])
+@parser_classes([MultiPartParser])
+def imports(request: Request, slug: str) -> Response:
+    """Start a bulk import (a manifest and a zip of images); poll the job for progress."""
+    project = _lead_project(request, slug)
+    if isinstance(project, Response):
+        return project
+    upload = ImportSerializer(data=request.data)
+    upload.is_valid(raise_exception=True)
+    try:
+        job = import_queue(
+            project=project,
+            manifest=upload.validated_data["manifest"],
+            images=upload.validated_data["images"],
+            user=request.user,
+        )
+    except ValueError as exc:
+        return error_response("invalid", str(exc), status.HTTP_400_BAD_REQUEST)
+    job.refresh_from_db()
+    return Response({"job": JobSerializer(job).data}, status=status.HTTP_202_ACCEPTED)
+
+
+@extend_schema(responses={200: JobSerializer, **ERRORS})
+@api_view(["GET"])
+def job_detail(request: Request, pk: int) -> Response:
+    """Status, progress and per-item errors of a background job (its project's leads)."""
+    job = get_object_or_404(Job.objects.select_related("project"), pk=pk)
+    allowed = job.created_by_id == request.user.pk or (
+        job.project is not None and project_role(request.user, job.project) == Role.LEAD
+    )
+    if not allowed:
+        return error_response("not_found", "no such job", status.HTTP_404_NOT_FOUND)
+    return Response(JobSerializer(job).data)
