@@ -7,5 +7,6 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("api/v1/", include("api.urls")),
+    path("review/", include("review.urls")),
     path("", include("annotator.urls")),
 ]

@@ -6,11 +6,13 @@ from dataclasses import asdict
 
 from django.db import transaction
 
-from annotator.models import OPEN_STATUSES, Annotation, Pair, PairEvent, PairStatus, Project
+from annotator.jobs import job_finish, job_progress, job_start
+from annotator.models import Annotation, JobStatus, Pair, PairEvent, PairStatus, Project
 from pairdiff.agreement import AgreementPolicy, ConsensusChange, Verdict, compare_answers
 from pairdiff.answers import Answer
 from pairdiff.gold import answer_from_changes, score_against_gold
 from review.models import Agreement, GoldScore
+from review.selectors import pair_is_resolved
 
 
 def project_policy(project: Project) -> AgreementPolicy:
@@ -35,8 +37,9 @@ def annotation_answer(annotation: Annotation) -> Answer:
 
 def agreement_compute(*, pair_id: int) -> Agreement | None:
     """Cross-check the pair's first two annotations (one, when the project's overlap is 1) and
-    move the pair to accepted, disputed or rejected. Safe to run twice; None until enough
-    annotations are in. Takes the pair's row lock."""
+    move the pair to accepted, disputed or rejected — unless a lead's decision stands. Safe to
+    run twice (also to recompute after a policy change); None until enough annotations are
+    in. Takes the pair's row lock."""
     with transaction.atomic():
         pair = Pair.objects.select_for_update().select_related("project").get(pk=pair_id)
         needed = min(pair.project.overlap, 2)
@@ -61,7 +64,7 @@ def agreement_compute(*, pair_id: int) -> Agreement | None:
                 "policy": {"iou_threshold": policy.iou_threshold},
             },
         )
-        if pair.status in OPEN_STATUSES:
+        if pair.status != verdict.status and not pair_is_resolved(pair):
             pair.status = PairStatus(verdict.status)
             pair.save(update_fields=["status", "updated_at"])
             PairEvent.objects.create(pair=pair, kind="agreement", detail={"status": verdict.status})
@@ -114,3 +117,27 @@ def _consensus_change(change: ConsensusChange) -> dict:
         "boxes_a": [b.as_list() for b in change.boxes_a],
         "boxes_b": [b.as_list() for b in change.boxes_b],
     }
+
+
+def agreements_recompute(*, job) -> None:
+    """Recompute the verdict of every cross-checked pair of the job's project (after a policy
+    change); pairs a lead decided keep the lead's decision. Reports progress on the job."""
+    pair_ids = list(
+        Pair.objects.filter(project=job.project, n_submitted__gte=1)
+        .order_by("id")
+        .values_list("pk", flat=True)
+    )
+    job_start(job, total=len(pair_ids))
+    counts: dict[str, int] = {}
+    for done, pair_id in enumerate(pair_ids, start=1):
+        agreement = agreement_compute(pair_id=pair_id)
+        if agreement is not None:
+            counts[agreement.status] = counts.get(agreement.status, 0) + 1
+        if done % 50 == 0:
+            job_progress(job, done=done)
+    job_finish(
+        job,
+        status=JobStatus.SUCCEEDED,
+        result=counts,
+        message=f"{sum(counts.values())} verdicts recomputed",
+    )

@@ -68,3 +68,38 @@ class GoldScore(models.Model):
 
     def __str__(self) -> str:
         return f"gold score {self.score:.2f} of annotation {self.annotation_id}"
+
+
+class Decision(models.TextChoices):
+    ACCEPT_1 = "accept_1", "Accept annotation 1"
+    ACCEPT_2 = "accept_2", "Accept annotation 2"
+    MERGE = "merge", "Accept an edited answer"
+    REJECT = "reject", "Reject"
+    REOPEN = "reopen", "Reopen"
+
+
+class Resolution(models.Model):
+    """A lead's decision on a pair. Append-only: the latest one stands, the annotations that
+    led to it are never touched, and a reopen is a decision too."""
+
+    pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="resolutions")
+    lead = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
+    decision = models.CharField(max_length=16, choices=Decision.choices)
+    # The answer that now stands (changes as in the submit body); None for reject and reopen.
+    answer = models.JSONField(null=True, blank=True)
+    reason = models.CharField(max_length=500, blank=True)
+    comment = models.TextField(blank=True)
+    status_before = models.CharField(max_length=16)
+    status_after = models.CharField(max_length=16)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(decision__in=Decision.values), name="resolution_decision_valid"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.decision} on {self.pair} by {self.lead}"

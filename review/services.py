@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from annotator.models import Pair
+from annotator.jobs import job_create
+from annotator.models import Job, JobKind, Pair, Project
 from review.models import GoldAnswer
+from review.tasks import recompute_agreements
 
 
 @transaction.atomic
@@ -17,3 +19,10 @@ def gold_answer_set(*, pair: Pair, changes: list[dict], source: str = "", user=N
     Pair.objects.filter(pk=pair.pk).update(is_gold=True)
     pair.is_gold = True
     return gold
+
+
+def agreements_recompute_queue(*, project: Project, user=None) -> Job:
+    """Queue a recompute of every verdict of the project (call after its policy changed)."""
+    job = job_create(kind=JobKind.RECOMPUTE, project=project, user=user)
+    transaction.on_commit(lambda: recompute_agreements.delay(job.pk))
+    return job

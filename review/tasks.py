@@ -2,7 +2,8 @@
 
 from celery import shared_task
 
-from review.agreement import agreement_compute, gold_score_compute
+from annotator.models import Job, JobStatus
+from review.agreement import agreement_compute, agreements_recompute, gold_score_compute
 
 
 @shared_task(acks_late=True)
@@ -15,3 +16,11 @@ def compute_agreement(pair_id: int) -> str | None:
 def score_gold_annotation(annotation_id: int) -> float | None:
     score = gold_score_compute(annotation_id=annotation_id)
     return score.score if score else None
+
+
+@shared_task(acks_late=True)
+def recompute_agreements(job_id: int) -> dict | None:
+    job = Job.objects.select_related("project").get(pk=job_id)
+    if job.status == JobStatus.QUEUED:
+        agreements_recompute(job=job)
+    return job.result

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from annotator.models import Preset, Role
+from annotator.leasing import assignment_lease_next
+from annotator.models import PairStatus, Preset, Role
 from annotator.services import membership_set, project_create, user_ensure
+from annotator.submitting import annotation_submit
+from review.agreement import agreement_compute
+from tests.factories import answer, make_pair
 
 PASSWORD = "correct horse battery staple"
 
@@ -61,3 +65,16 @@ def researcher(project):
 @pytest.fixture
 def outsider(db):
     return user_ensure(username="outsider", password=PASSWORD)
+
+
+@pytest.fixture
+def disputed(project, annotator_1, annotator_2):
+    """A pair two annotators answered with disagreeing boxes on B."""
+    pair = make_pair(project)
+    for user, body in ((annotator_1, answer()), (annotator_2, answer(boxes_b=[[30, 20, 50, 40]]))):
+        assignment = assignment_lease_next(project=project, user=user)
+        annotation_submit(assignment_id=assignment.pk, user=user, body=body)
+    agreement_compute(pair_id=pair.pk)
+    pair.refresh_from_db()
+    assert pair.status == PairStatus.DISPUTED
+    return pair

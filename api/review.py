@@ -1,0 +1,104 @@
+"""Leads over REST: the disputes queue and decisions on pairs."""
+
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.decorators import api_view
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from annotator.models import Pair, Project, Role
+from annotator.selectors import project_role
+from api.annotate import ERRORS
+from api.errors import error_response
+from pairdiff.answers import AnswerInvalid
+from review.adjudication import resolution_json
+from review.models import Decision
+from review.resolutions import ResolutionRefused, resolution_record
+from review.selectors import disputes_queue
+
+
+class DisputeSerializer(serializers.Serializer):
+    id = serializers.IntegerField(source="pk")
+    external_id = serializers.CharField()
+    status = serializers.CharField()
+    annotators = serializers.SerializerMethodField()
+    reasons = serializers.JSONField(source="agreement.reasons")
+    mean_iou = serializers.FloatField(source="agreement.mean_iou", allow_null=True)
+    updated_at = serializers.DateTimeField()
+
+    def get_annotators(self, pair: Pair) -> list[str]:
+        a = pair.agreement
+        return [a.annotation_1.annotator.username, a.annotation_2.annotator.username]
+
+
+class ResolutionRequestSerializer(serializers.Serializer):
+    decision = serializers.ChoiceField(choices=Decision.choices)
+    answer = serializers.JSONField(required=False, help_text='{"changes": [...]} for merge')
+    reason = serializers.CharField(required=False, allow_blank=True, max_length=500)
+    comment = serializers.CharField(required=False, allow_blank=True, max_length=5000)
+
+
+class ResolutionSerializer(serializers.Serializer):
+    resolution = serializers.JSONField()
+    pair = serializers.JSONField()
+
+
+def _is_lead(request: Request, project: Project) -> Response | None:
+    role = project_role(request.user, project)
+    if role is None:
+        return error_response("not_found", "not found", status.HTTP_404_NOT_FOUND)
+    if role != Role.LEAD:
+        return error_response("permission_denied", "leads only", status.HTTP_403_FORBIDDEN)
+    return None
+
+
+@extend_schema(
+    parameters=[OpenApiParameter(name, str) for name in ("category", "annotator", "reason")],
+    responses={200: DisputeSerializer(many=True), **ERRORS},
+)
+@api_view(["GET"])
+def disputes(request: Request, slug: str) -> Response:
+    """Disputed pairs of the project, oldest first, with the reasons (leads)."""
+    project = get_object_or_404(Project, slug=slug)
+    if (refused := _is_lead(request, project)) is not None:
+        return refused
+    filters = {k: request.query_params.get(k, "") for k in ("category", "annotator", "reason")}
+    paginator = PageNumberPagination()
+    page = paginator.paginate_queryset(disputes_queue(project, **filters), request)
+    return paginator.get_paginated_response(DisputeSerializer(page, many=True).data)
+
+
+@extend_schema(request=ResolutionRequestSerializer, responses={201: ResolutionSerializer, **ERRORS})
+@api_view(["POST"])
+def resolution(request: Request, pk: int) -> Response:
+    """Decide a pair: accept annotation 1 or 2, accept an edited merge, reject, or reopen."""
+    pair = get_object_or_404(Pair.objects.select_related("project"), pk=pk)
+    if (refused := _is_lead(request, pair.project)) is not None:
+        return refused
+    body = ResolutionRequestSerializer(data=request.data)
+    body.is_valid(raise_exception=True)
+    data = body.validated_data
+    try:
+        decided = resolution_record(
+            pair_id=pair.pk,
+            lead=request.user,
+            decision=data["decision"],
+            answer=data.get("answer"),
+            reason=data.get("reason", ""),
+            comment=data.get("comment", ""),
+        )
+    except AnswerInvalid as exc:
+        return error_response("invalid", str(exc), status.HTTP_400_BAD_REQUEST, exc.fields)
+    except ResolutionRefused as exc:
+        return error_response("refused", str(exc), status.HTTP_409_CONFLICT)
+    return Response(
+        {
+            "resolution": resolution_json(decided),
+            "pair": {"id": pair.pk, "status": decided.status_after},
+        },
+        status=status.HTTP_201_CREATED,
+    )

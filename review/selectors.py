@@ -1,0 +1,57 @@
+"""Reads of the review side: the standing decision, the disputes queue, spot-check samples."""
+
+from __future__ import annotations
+
+import random
+
+from django.db.models import Exists, OuterRef, QuerySet, Subquery
+
+from annotator.models import Pair, PairStatus, Project
+from review.models import Decision, Resolution
+
+
+def latest_resolution(pair: Pair) -> Resolution | None:
+    return pair.resolutions.order_by("-created_at", "-id").first()
+
+
+def pair_is_resolved(pair: Pair) -> bool:
+    """A lead's decision stands (the latest resolution is not a reopen)."""
+    latest = latest_resolution(pair)
+    return latest is not None and latest.decision != Decision.REOPEN
+
+
+def _latest_decision() -> Subquery:
+    return Subquery(
+        Resolution.objects.filter(pair=OuterRef("pk"))
+        .order_by("-created_at", "-id")
+        .values("decision")[:1]
+    )
+
+
+def disputes_queue(
+    project: Project, *, category: str = "", annotator: str = "", reason: str = ""
+) -> QuerySet[Pair]:
+    """Disputed pairs, oldest first; filters: category (of either annotation's changes),
+    annotator (username of either), reason (a code prefix such as "tier" or "change[0].side_b")."""
+    pairs = Pair.objects.filter(project=project, status=PairStatus.DISPUTED).select_related(
+        "agreement__annotation_1__annotator", "agreement__annotation_2__annotator"
+    )
+    if category:
+        pairs = pairs.filter(annotations__changes__category=category)
+    if annotator:
+        pairs = pairs.filter(annotations__annotator__username=annotator)
+    if reason:
+        pairs = pairs.filter(agreement__reasons__icontains=f'"code": "{reason}')
+    return pairs.distinct().order_by("updated_at", "id")
+
+
+def spot_check_sample(project: Project, *, n: int, seed: int | None = None) -> list[Pair]:
+    """N pairs the cross-check accepted on its own (no lead decision), drawn at random."""
+    auto = (
+        Pair.objects.filter(project=project, status=PairStatus.ACCEPTED)
+        .annotate(decided=Exists(Resolution.objects.filter(pair=OuterRef("pk"))))
+        .filter(decided=False)
+    )
+    ids = list(auto.values_list("pk", flat=True))
+    chosen = random.Random(seed).sample(ids, min(n, len(ids)))
+    return list(Pair.objects.filter(pk__in=chosen).order_by("id"))

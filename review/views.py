@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+
+from annotator.models import Pair, Project, Role
+from annotator.selectors import project_role
+from review.adjudication import adjudication_context
+from review.selectors import disputes_queue, spot_check_sample
+
+
+def lead_project(request: HttpRequest, project: Project) -> Project:
+    """The project, if the caller leads it: 404 for outsiders, 403 for other roles."""
+    role = project_role(request.user, project)
+    if role is None:
+        raise Http404("no such project")
+    if role != Role.LEAD:
+        raise PermissionDenied("leads only")
+    return project
+
+
+@login_required
+def disputes(request: HttpRequest, slug: str) -> HttpResponse:
+    project = lead_project(request, get_object_or_404(Project, slug=slug))
+    filters = {k: request.GET.get(k, "").strip() for k in ("category", "annotator", "reason")}
+    page = Paginator(disputes_queue(project, **filters), 50).get_page(request.GET.get("page"))
+    context = {"project": project, "page": page, "filters": filters}
+    return render(request, "review/disputes.html", context)
+
+
+@login_required
+def spot_check(request: HttpRequest, slug: str) -> HttpResponse:
+    project = lead_project(request, get_object_or_404(Project, slug=slug))
+    try:
+        n = max(1, min(int(request.GET.get("n", 20)), 200))
+    except ValueError:
+        n = 20
+    pairs = spot_check_sample(project, n=n)
+    return render(request, "review/spot_check.html", {"project": project, "pairs": pairs, "n": n})
+
+
+@login_required
+def adjudicate(request: HttpRequest, pk: int) -> HttpResponse:
+    pair = get_object_or_404(Pair.objects.select_related("project"), pk=pk)
+    lead_project(request, pair.project)
+    return render(request, "review/adjudicate.html", adjudication_context(pair))
