@@ -42,6 +42,7 @@ check: install  ## production settings pass the deployment checklist without war
 
 bench: install  ## figures; annotate_load needs the local PostgreSQL
 	$(BIN)/python bench/import_pairs.py
+	$(BIN)/python bench/import_pairs.py --postgres
 	$(BIN)/python bench/annotate_load.py
 
 clean:

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/annotate_load.py [--pairs 100000] [--clients 16] [--seconds 60]
 
-Starts gunicorn on 127.0.0.1 against DATABASE_URL (default: a `diffmark_load` database on the
+Starts gunicorn on 127.0.0.1 against BENCH_DATABASE_URL (default: `diffmark_bench_load` on the
 local PostgreSQL, recreated), gives each client an annotator with an API token, loops
 next → submit, prints latency percentiles and annotations/s, then checks the leasing
 invariants in the database. Also measures the workspace page: bytes of HTML + JS + CSS
@@ -31,8 +31,9 @@ from urllib.request import HTTPCookieProcessor, Request, build_opener
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from bench.common import LOCAL_POSTGRES, recreate_database  # noqa: E402
+
 HOST, PORT = "127.0.0.1", 8321
-BASE_DB = "postgres://postgres@127.0.0.1:5432/"
 
 
 def _environment(workdir: Path, database_url: str) -> dict[str, str]:
@@ -50,15 +51,6 @@ def _environment(workdir: Path, database_url: str) -> dict[str, str]:
         "DIFFMARK_TOKEN_RATE": "10000/minute",
         "LOG_LEVEL": "WARNING",
     }
-
-
-def _recreate_database(url: str) -> None:
-    import psycopg
-
-    name = url.rsplit("/", 1)[1]
-    with psycopg.connect(url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{name}"')
 
 
 def _seed(n_pairs: int, n_clients: int) -> tuple[str, list[str], int]:
@@ -260,13 +252,13 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--workers", type=int, default=4)
     args = parser.parse_args()
-    database_url = os.environ.get("DATABASE_URL", BASE_DB + "diffmark_load")
+    database_url = os.environ.get("BENCH_DATABASE_URL", LOCAL_POSTGRES + "diffmark_bench_load")
     if not database_url.startswith("postgres"):
-        sys.exit("this benchmark needs PostgreSQL (DATABASE_URL=postgres://…)")
+        sys.exit("this benchmark needs PostgreSQL (BENCH_DATABASE_URL=postgres://…)")
     with tempfile.TemporaryDirectory(prefix="diffmark-load-") as tmp:
         env = _environment(Path(tmp), database_url)
         os.environ.update(env)
-        _recreate_database(database_url)
+        recreate_database(database_url)
         slug, tokens, _ = _seed(args.pairs, args.clients)
         server = subprocess.Popen(
             [
