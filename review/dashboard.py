@@ -21,6 +21,15 @@ from pairdiff.geometry import Box, Difficulty, Frame, difficulty
 from pairdiff.metrics import confusion, krippendorff_alpha_ordinal, weighted_kappa
 from review.models import Agreement, GoldScore, Resolution, VerdictStatus
 
+# Landis & Koch (1977): the lower bound (exclusive) of each reading of a kappa.
+KAPPA_BANDS = (
+    (0.8, "almost perfect"),
+    (0.6, "substantial"),
+    (0.4, "moderate"),
+    (0.2, "fair"),
+    (0.0, "slight"),
+)
+
 
 @dataclass(frozen=True)
 class Cell:
@@ -81,8 +90,8 @@ class AnnotatorQuality:
 class ProjectQuality:
     status_counts: dict[str, int]
     gold_pairs: int
-    cross_checked: int
-    accepted: int  # cross-checks the automatic verdict accepted
+    verdicts: dict[str, int]  # cross-checks per automatic verdict (accepted/disputed/rejected)
+    reasons: dict[str, int]  # kind of reason → cross-checks not accepted that give it
     kappa: float | None
     alpha: float | None
     mean_iou: float | None
@@ -103,28 +112,62 @@ class ProjectQuality:
 
     @property
     def kappa_band(self) -> str:
-        return kappa_band(self.kappa)
+        """Landis & Koch's words for kappa, so the number reads without a table."""
+        if self.kappa is None:
+            return ""
+        return next((w for bound, w in KAPPA_BANDS if self.kappa > bound), "chance or worse")
 
     @property
     def alpha_band(self) -> str:
-        return alpha_band(self.alpha)
+        """Krippendorff's reading: ≥ 0.8 reliable, ≥ 0.667 tentative, below that unreliable."""
+        if self.alpha is None:
+            return ""
+        if self.alpha >= 0.8:
+            return "reliable"
+        return "tentative" if self.alpha >= 0.667 else "unreliable"
 
     @property
     def total(self) -> int:
         return sum(self.status_counts.values())
 
     @property
+    def cross_checked(self) -> int:
+        return sum(self.verdicts.values())
+
+    @property
+    def accepted(self) -> int:
+        return self.verdicts[VerdictStatus.ACCEPTED]
+
+    @property
+    def not_accepted(self) -> int:
+        return self.cross_checked - self.accepted
+
+    @property
     def agreement_rate(self) -> float | None:
         return self.accepted / self.cross_checked if self.cross_checked else None
+
+    @property
+    def verdict_rows(self) -> list[tuple[str, str, int]]:
+        return [(v, label, self.verdicts[v]) for v, label in VerdictStatus.choices]
 
     @property
     def status_rows(self) -> list[tuple[str, str, int]]:
         return [(v, label, self.status_counts[v]) for v, label in PairStatus.choices]
 
     @property
+    def reason_rows(self) -> list[tuple[str, int, int]]:
+        """(kind, pairs, percent of the cross-checks not accepted)."""
+        failed = self.not_accepted
+        return [(k, n, round(100 * n / failed) if failed else 0) for k, n in self.reasons.items()]
+
+    @property
+    def accepted_measured(self) -> int:
+        return sum(self.difficulty.values())
+
+    @property
     def difficulty_rows(self) -> list[tuple[str, int, int]]:
         """(level, pairs, percent of the accepted pairs with a box)."""
-        measured = sum(self.difficulty.values())
+        measured = self.accepted_measured
         return [
             (level, n, round(100 * n / measured) if measured else 0)
             for level, n in self.difficulty.items()
@@ -142,8 +185,8 @@ def project_quality(*, project: Project) -> ProjectQuality:
     return ProjectQuality(
         status_counts=counts,
         gold_pairs=gold_pairs,
-        cross_checked=len(checks),
-        accepted=sum(c["status"] == VerdictStatus.ACCEPTED for c in checks),
+        verdicts={v: sum(c["status"] == v for c in checks) for v in VerdictStatus.values},
+        reasons=reason_counts(checks=checks),
         kappa=weighted_kappa(tier_pairs, weights="quadratic"),
         alpha=krippendorff_alpha_ordinal(tier_pairs),
         mean_iou=math.fsum(ious) / len(ious) if ious else None,
@@ -177,6 +220,7 @@ def _cross_checks(project: Project) -> list[dict]:
             "status",
             "mean_iou",
             "changes",
+            "reasons",
             "annotation_1_id",
             "annotation_2_id",
             tier_1=F("annotation_1__tier"),
@@ -186,6 +230,38 @@ def _cross_checks(project: Project) -> list[dict]:
         )
         .order_by("pair_id")
     )
+
+
+# The verdict's reason codes (see pairdiff.agreement), by what a lead would fix or teach.
+REASON_KINDS = {
+    "tier": "tiers",
+    "category": "category",
+    "entity_a": "entity label",
+    "entity_b": "entity label",
+    "null_mismatch": "absent side",
+    "unmatched_boxes": "boxes",
+    "iou_below_threshold": "boxes",
+    "unmatched": "missing change",
+    "change_count": "missing change",
+    "description": "description",
+}
+
+
+def reason_counts(*, checks: Sequence[dict]) -> dict[str, int]:
+    """How many cross-checks that were not accepted give each kind of reason, most first.
+
+    A pair counts once per kind however many of its changes or sides give it.
+    """
+    counts: dict[str, int] = defaultdict(int)
+    for check in checks:
+        for kind in {_reason_kind(r.get("code", "")) for r in check["reasons"]}:
+            counts[kind] += 1
+    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+
+def _reason_kind(code: str) -> str:
+    head = code.split(":", 1)[0]
+    return REASON_KINDS.get(head) or REASON_KINDS.get(code.rsplit(".", 1)[-1], code)
 
 
 def category_confusion(*, project: Project, checks: Sequence[dict]) -> tuple[Grid, int]:
@@ -281,9 +357,9 @@ def difficulty_counts(*, project: Project) -> tuple[dict[str, int], int]:
     over its own image's area (A and B may differ in size), across all changes and both sides.
     """
     standing = Subquery(
-        Resolution.objects.filter(pair=OuterRef("pk")).order_by("-created_at", "-id").values(
-            "answer"
-        )[:1]
+        Resolution.objects.filter(pair=OuterRef("pk"))
+        .order_by("-created_at", "-id")
+        .values("answer")[:1]
     )
     rows = (
         Pair.objects.filter(project=project, status=PairStatus.ACCEPTED)
@@ -296,8 +372,7 @@ def difficulty_counts(*, project: Project) -> tuple[dict[str, int], int]:
     without = 0
     for width_a, height_a, width_b, height_b, resolved, consensus in rows:
         changes = resolved["changes"] if isinstance(resolved, dict) else consensus or []
-        frames = (Frame(width_a, height_a), Frame(width_b, height_b))
-        level = _difficulty(changes, *frames)
+        level = _difficulty(changes, Frame(width_a, height_a), Frame(width_b, height_b))
         if level is None:
             without += 1
         else:
@@ -323,20 +398,3 @@ def _grid(pairs: Sequence[tuple[str, str]], keys: Sequence[str], names: dict[str
         labels=[names.get(k, k) for k in keys],
         counts=[[counted.get((a, b), 0) for b in keys] for a in keys],
     )
-
-
-def kappa_band(value: float | None) -> str:
-    """Landis & Koch's words for a kappa, so the number reads without a table."""
-    if value is None:
-        return ""
-    bands = ((0.8, "almost perfect"), (0.6, "substantial"), (0.4, "moderate"), (0.2, "fair"))
-    return next((word for bound, word in bands if value > bound), "slight" if value > 0 else "chance")
-
-
-def alpha_band(value: float | None) -> str:
-    """Krippendorff's reading of alpha: ≥ 0.8 reliable, ≥ 0.667 tentative, else not."""
-    if value is None:
-        return ""
-    if value >= 0.8:
-        return "reliable"
-    return "tentative" if value >= 0.667 else "unreliable"

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from review import views
+from review import views, views_dashboard
 
 app_name = "review"
 
@@ -8,4 +8,5 @@ urlpatterns = [
     path("<slug:slug>/disputes/", views.disputes, name="disputes"),
     path("<slug:slug>/spot-check/", views.spot_check, name="spot_check"),
     path("pairs/<int:pk>/", views.adjudicate, name="adjudicate"),
+    path("<slug:slug>/dashboard/", views_dashboard.dashboard, name="dashboard"),
 ]
