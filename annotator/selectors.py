@@ -2,19 +2,40 @@
 
 from __future__ import annotations
 
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+import json
+from dataclasses import asdict, dataclass
+from urllib.parse import urlencode
+
+from django.db.models import (
+    Case,
+    Count,
+    Exists,
+    IntegerField,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    When,
+)
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotator.models import (
     OPEN_STATUSES,
+    Annotation,
     Assignment,
     AssignmentState,
+    Change,
+    Job,
     Membership,
     Pair,
     PairStatus,
+    Prediction,
     Project,
     Role,
 )
+from pairdiff.geometry import Box, BoxError, Difficulty, Frame, difficulty
+from review.models import Agreement, Resolution
 
 
 def project_role(user, project: Project) -> Role | None:
@@ -112,3 +133,225 @@ def queue_candidates(project: Project, user, *, gold: bool) -> QuerySet[Pair]:
     if not gold:
         pairs = pairs.filter(n_taken__lt=project.overlap)
     return pairs.filter(~Exists(own)).order_by("-n_taken", "id")
+
+
+# --- leads' pages ----------------------------------------------------------------------------
+
+
+def project_may_create(user) -> bool:
+    """Staff, admins, and anyone who already leads a project may start a new one."""
+    if not user.is_authenticated:
+        return False
+    if user.is_staff or user.is_superuser:
+        return True
+    return Membership.objects.filter(user=user, role=Role.LEAD).exists()
+
+
+def project_members(project: Project) -> QuerySet[Membership]:
+    """Members, leads first, with the number of annotations each submitted in the project."""
+    submitted = (
+        Annotation.objects.filter(pair__project=project, annotator=OuterRef("user"))
+        .values("annotator")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    ranks = (Role.LEAD, Role.ANNOTATOR, Role.RESEARCHER)
+    order = Case(
+        *(When(role=role, then=rank) for rank, role in enumerate(ranks)),
+        output_field=IntegerField(),
+    )
+    return (
+        project.memberships.select_related("user")
+        .annotate(n_submitted=Coalesce(Subquery(submitted), 0), rank=order)
+        .order_by("rank", "user__username")
+    )
+
+
+def lead_count(project: Project) -> int:
+    return project.memberships.filter(role=Role.LEAD).count()
+
+
+def project_jobs(project: Project) -> QuerySet[Job]:
+    """Every background job of the project, newest first."""
+    return project.jobs.select_related("created_by").order_by("-created_at", "-id")
+
+
+def job_may_view(user, job: Job) -> bool:
+    """A project's jobs are its leads'; a job without a project is its creator's."""
+    if job.project is None:
+        return user.is_authenticated and (job.created_by_id == user.pk or user.is_superuser)
+    return project_role(user, job.project) == Role.LEAD
+
+
+@dataclass(frozen=True)
+class PairFilters:
+    """The pairs browser's filters; empty strings mean "any"."""
+
+    status: str = ""
+    category: str = ""
+    difficulty: str = ""
+    flag: str = ""
+    annotator: str = ""
+
+    def query(self) -> str:
+        """The filters as a query string, to keep them across pages."""
+        return urlencode({k: v for k, v in asdict(self).items() if v})
+
+
+def pairs_browse(project: Project, filters: PairFilters) -> QuerySet[Pair]:
+    """The project's pairs under the filters. Category matches the import hint or any change
+    of any annotation; flag matches a prediction's screening flags; annotator matches anyone
+    who leased the pair. Difficulty is computed in Python from the standing answer (see
+    `pair_difficulties`), so that filter reads every accepted pair of the project."""
+    pairs = project_pairs(project, status=filters.status)
+    if filters.category:
+        by_change = Change.objects.filter(
+            annotation__pair=OuterRef("pk"), category=filters.category
+        )
+        pairs = pairs.filter(Q(category_hint=filters.category) | Exists(by_change))
+    if filters.flag:
+        # Matches the JSON text of the list, as flags hold plain words; works on SQLite and
+        # PostgreSQL alike (JSON containment is not available on SQLite).
+        flagged = Prediction.objects.filter(
+            pair=OuterRef("pk"), flags__icontains=json.dumps(filters.flag)
+        )
+        pairs = pairs.filter(Exists(flagged))
+    if filters.annotator:
+        leased = Assignment.objects.filter(
+            pair=OuterRef("pk"), annotator__username=filters.annotator
+        )
+        pairs = pairs.filter(Exists(leased))
+    if filters.difficulty:
+        accepted = pairs.filter(status=PairStatus.ACCEPTED)
+        levels = pair_difficulties(list(accepted.select_related("agreement")))
+        pairs = pairs.filter(pk__in=[pk for pk, d in levels.items() if d == filters.difficulty])
+    return pairs
+
+
+def pairs_filter_choices(project: Project) -> dict[str, list]:
+    """What the filters offer: categories, screening flags seen, annotators who leased."""
+    flag_lists = (
+        Prediction.objects.filter(pair__project=project)
+        .exclude(flags=[])
+        .values_list("flags", flat=True)
+        .distinct()
+    )
+    usernames = (
+        Assignment.objects.filter(pair__project=project)
+        .values_list("annotator__username", flat=True)
+        .distinct()
+        .order_by("annotator__username")
+    )
+    return {
+        "categories": [(c["slug"], c["name"]) for c in project.categories],
+        "difficulties": [(d.value, d.value.capitalize()) for d in Difficulty],
+        "flags": sorted({str(f) for flags in flag_lists for f in flags}),
+        "annotators": list(usernames),
+    }
+
+
+def pair_difficulties(pairs: list[Pair]) -> dict[int, Difficulty]:
+    """MinCU difficulty of accepted pairs from their standing answer: the latest lead decision
+    that carries one, else the agreement's consensus. Pairs without boxes get none."""
+    accepted = {p.pk: p for p in pairs if p.status == PairStatus.ACCEPTED}
+    latest = dict(
+        Resolution.objects.filter(pair_id__in=accepted)
+        .order_by("created_at", "id")
+        .values_list("pair_id", "answer")
+    )  # the last row per pair wins: the standing decision (a reopen has no answer)
+    answers: dict[int, list] = {}
+    for pk, pair in accepted.items():
+        agreement = getattr(pair, "agreement", None)
+        if latest.get(pk):
+            answers[pk] = latest[pk].get("changes") or []
+        elif agreement is not None and agreement.consensus:
+            answers[pk] = agreement.consensus
+    levels = {}
+    for pk, changes in answers.items():
+        level = _difficulty_of(accepted[pk], changes)
+        if level is not None:
+            levels[pk] = level
+    return levels
+
+
+def _difficulty_of(pair: Pair, changes: list[dict]) -> Difficulty | None:
+    frame_a, frame_b = Frame(pair.width_a, pair.height_a), Frame(pair.width_b, pair.height_b)
+    try:
+        sides = [
+            ([Box(*b) for b in change.get(f"boxes_{side}", [])], frame)
+            for change in changes
+            for side, frame in (("a", frame_a), ("b", frame_b))
+        ]
+        return difficulty(sides)
+    except (BoxError, TypeError, ValueError):
+        return None  # a stored answer no longer fits the rules: show no difficulty
+
+
+def pair_history(pair: Pair) -> dict:
+    """Everything that happened to a pair, for its leads: leases, annotations with their
+    changes and gold scores, the agreement verdict, lead decisions and the event log."""
+    annotations = list(
+        pair.annotations.select_related("annotator", "gold_score")
+        .prefetch_related("changes")
+        .order_by("created_at", "id")
+    )
+    agreement = Agreement.objects.filter(pair=pair).first()
+    slots = {agreement.annotation_1_id: 1, agreement.annotation_2_id: 2} if agreement else {}
+    for number, annotation in enumerate(annotations, start=1):
+        annotation.number = number
+        annotation.agreement_slot = slots.get(annotation.pk)
+        for change in annotation.changes.all():
+            change.category_name = pair.project.category_name(change.category)
+    return {
+        "marks": {side: _marks(annotations, side) for side in ("a", "b")},
+        "assignments": pair.assignments.select_related("annotator").order_by("leased_at", "id"),
+        "annotations": annotations,
+        "agreement": agreement,
+        "agreement_rows": [_agreement_row(c) for c in agreement.changes] if agreement else [],
+        "resolutions": pair.resolutions.select_related("lead").order_by("created_at", "id"),
+        "events": pair.events.select_related("actor").order_by("at", "id"),
+    }
+
+
+def _marks(annotations: list[Annotation], side: str) -> list[dict]:
+    """Every annotation's boxes on one side, numbered by annotation, for the image overlay."""
+    return [
+        {"x": x1, "y": y1, "w": x2 - x1, "h": y2 - y1, "number": annotation.number}
+        | {"label": f"{annotation.annotator}: {getattr(change, f'entity_{side}')}"}
+        for annotation in annotations
+        for change in annotation.changes.all()
+        for x1, y1, x2, y2 in getattr(change, f"boxes_{side}")
+    ]
+
+
+def _agreement_row(change: dict) -> dict:
+    """One matched change of an Agreement, as a table row: which fields and sides agree."""
+    i, j = change.get("index_1"), change.get("index_2")
+    if i is not None and j is not None:
+        label = f"#1.{i + 1} ↔ #2.{j + 1}"
+    else:
+        label = f"only #1.{i + 1}" if i is not None else f"only #2.{j + 1}"
+    return {
+        "label": label,
+        "category": change.get("category_agrees", False),
+        "entity_a": change.get("entity_a_agrees", False),
+        "entity_b": change.get("entity_b_agrees", False),
+        "side_a": _side_text(change.get("side_a") or {}),
+        "side_b": _side_text(change.get("side_b") or {}),
+        "side_a_ok": (change.get("side_a") or {}).get("agrees", False),
+        "side_b_ok": (change.get("side_b") or {}).get("agrees", False),
+        "similarity": change.get("description_similarity"),
+        "agrees": change.get("agrees", False),
+    }
+
+
+def _side_text(side: dict) -> str:
+    """ "IoU 0.83, 0.71 + 1 unmatched", or "both absent" / "absent in one"."""
+    matched = [f"{m[2]:.2f}" for m in side.get("matched", [])]
+    unmatched = len(side.get("unmatched_1", [])) + len(side.get("unmatched_2", []))
+    if not matched and not unmatched:
+        return "both absent"
+    if not side.get("null_consistent", True):
+        return "absent in one"
+    text = f"IoU {', '.join(matched)}" if matched else "no match"
+    return f"{text} + {unmatched} unmatched" if unmatched else text

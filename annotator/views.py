@@ -11,6 +11,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import push_url
 
 from annotator import selectors
+from annotator.forms import guidelines_html
 from annotator.leasing import assignment_lease_next
 from annotator.models import Assignment, AssignmentState, Pair, PairStatus, Project, Role
 from annotator.workspace import workspace_context
@@ -91,24 +92,54 @@ def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "role": role,
         "total": sum(counts.values()),
         "status_counts": [(v, label, counts[v]) for v, label in PairStatus.choices],
+        "guidelines": guidelines_html(project.guidelines),
     }
     if role == Role.LEAD:
-        status = request.GET.get("status", "")
-        status = status if status in PairStatus.values else ""
-        pairs = selectors.project_pairs(project, status=status)
-        context |= {
-            "page": Paginator(pairs, 48).get_page(request.GET.get("page")),
-            "status": status,
-            "statuses": PairStatus.choices,
-        }
+        context |= _pairs_browser(request, project)
     return render(request, "annotator/project.html", context)
+
+
+def _pairs_browser(request: HttpRequest, project: Project) -> dict:
+    """The leads' pairs grid: a page of filtered pairs with their difficulty, and the choices
+    the filters offer."""
+    choices = selectors.pairs_filter_choices(project)
+    filters = _pair_filters(request, choices)
+    pairs = selectors.pairs_browse(project, filters).select_related("agreement")
+    page = Paginator(pairs, 48).get_page(request.GET.get("page"))
+    levels = selectors.pair_difficulties(list(page.object_list))
+    for pair in page.object_list:
+        pair.difficulty = levels.get(pair.pk)
+        pair.category_label = project.category_name(pair.category_hint)
+    return {
+        "page": page,
+        "filters": filters,
+        "query": filters.query(),
+        "statuses": PairStatus.choices,
+        "choices": choices,
+    }
+
+
+def _pair_filters(request: HttpRequest, choices: dict[str, list]) -> selectors.PairFilters:
+    """The filters from the query string; a value the choices do not offer is ignored."""
+    allowed = {
+        "status": PairStatus.values,
+        "category": [slug for slug, _ in choices["categories"]],
+        "difficulty": [level for level, _ in choices["difficulties"]],
+        "flag": choices["flags"],
+        "annotator": choices["annotators"],
+    }
+    given = {name: request.GET.get(name, "") for name in allowed}
+    return selectors.PairFilters(
+        **{name: value if value in allowed[name] else "" for name, value in given.items()}
+    )
 
 
 @login_required
 def pair_detail(request: HttpRequest, pk: int) -> HttpResponse:
     pair = _viewable_pair(request, pk)
     role = selectors.project_role(request.user, pair.project)
-    gold = getattr(pair, "gold", None) if role == Role.LEAD else None
+    is_lead = role == Role.LEAD
+    gold = getattr(pair, "gold", None) if is_lead else None
     changes = gold.changes if gold else []
     context = {
         "pair": pair,
@@ -123,8 +154,11 @@ def pair_detail(request: HttpRequest, pk: int) -> HttpResponse:
             _side(pair, "a", pair.width_a, pair.height_a, changes),
             _side(pair, "b", pair.width_b, pair.height_b, changes),
         ],
-        "events": pair.events.select_related("actor") if role == Role.LEAD else [],
+        # Only leads see other people's work on a pair: an annotator sees the images alone.
+        "history": selectors.pair_history(pair) if is_lead else None,
     }
+    for side in context["sides"] if is_lead else []:
+        side["marks"] = context["history"]["marks"][side["key"]]
     return render(request, "annotator/pair.html", context)
 
 

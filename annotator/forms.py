@@ -1,0 +1,560 @@
+"""Forms of the leads' pages: a project's settings, its members, and pair uploads.
+
+Every text format a lead types (categories, vocabulary, synonyms) is read by a small function
+that reports each bad line by its number, so the message points at what to fix.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import zipfile
+from collections.abc import Iterator
+from pathlib import PurePosixPath
+
+from django import forms
+from django.contrib.auth import get_user_model
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
+from django.core.files.uploadedfile import SimpleUploadedFile, UploadedFile
+from django.db import transaction
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+from django.utils.text import slugify
+
+from annotator.models import Change, Membership, Pair, Preset, Project, Role
+from annotator.services import PairInput, membership_set, project_create, user_ensure
+from annotator.uploads import MAX_MANIFEST_BYTES
+from pairdiff.labels import normalise_label
+from pairdiff.manifest import MAX_ID_LENGTH, MAX_INSTRUCTION_LENGTH
+from pairdiff.taxonomy import PRESETS, preset_categories
+
+CATEGORY_SLUG = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+MAX_LABEL_LENGTH = 200
+MANIFEST_SUFFIXES = (".jsonl", ".ndjson", ".csv")
+
+
+# --- the text formats leads type -------------------------------------------------------------
+
+
+def _lines(text: str) -> Iterator[tuple[int, str]]:
+    """(line number, stripped line) of the non-blank lines that are not # comments."""
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if line and not line.startswith("#"):
+            yield number, line
+
+
+def categories_parse(text: str) -> list[dict[str, str]]:
+    """Lines "slug | Name | hint" (name and hint optional) as a project's categories."""
+    categories: list[dict[str, str]] = []
+    problems: list[str] = []
+    for number, line in _lines(text):
+        slug, name, hint, *extra = [part.strip() for part in line.split("|")] + ["", ""]
+        if any(extra):
+            problems.append(f"line {number}: at most three parts, slug | Name | hint")
+        elif not CATEGORY_SLUG.fullmatch(slug):
+            problems.append(
+                f"line {number}: {slug!r} is not a slug (lowercase letters, digits, _ or -, "
+                "up to 64, starting with a letter or digit)"
+            )
+        elif slug in {c["slug"] for c in categories}:
+            problems.append(f"line {number}: {slug!r} is listed twice")
+        else:
+            name = name or slug.replace("_", " ").replace("-", " ").capitalize()
+            categories.append({"slug": slug, "name": name[:100], "hint": hint[:300]})
+    if problems:
+        raise ValidationError(problems)
+    if not categories:
+        raise ValidationError("a custom taxonomy needs at least one category")
+    return categories
+
+
+def categories_text(categories: list[dict[str, str]]) -> str:
+    lines = (f"{c['slug']} | {c['name']} | {c.get('hint', '')}" for c in categories)
+    return "\n".join(line.rstrip(" |") for line in lines)
+
+
+def vocabulary_parse(text: str) -> list[str]:
+    """One entity label per line; repeats (by normalised label) are dropped, first one kept."""
+    labels: list[str] = []
+    seen: set[str] = set()
+    for number, line in _lines(text):
+        if len(line) > MAX_LABEL_LENGTH:
+            raise ValidationError(f"line {number}: at most {MAX_LABEL_LENGTH} characters")
+        key = normalise_label(line)
+        if key not in seen:
+            seen.add(key)
+            labels.append(line)
+    return labels
+
+
+def synonyms_parse(text: str) -> dict[str, list[str]]:
+    """Lines "canonical: variant, variant" as {canonical: [variants]}.
+
+    Labels compare after normalisation (case, plural, articles), so a variant that normalises
+    to its own canonical is dropped; one under two canonicals, or a canonical that is also
+    another's variant, is refused: the agreement rules would silently pick one.
+    """
+    synonyms: dict[str, list[str]] = {}
+    owner: dict[str, str] = {}  # normalised label → the canonical it belongs to
+    problems: list[str] = []
+    for number, line in _lines(text):
+        canonical, colon, rest = (part.strip() for part in line.partition(":"))
+        variants = [v.strip() for v in rest.split(",") if v.strip()]
+        if not colon or not canonical or not variants:
+            problems.append(f"line {number}: write it as canonical: variant, variant")
+            continue
+        problems += _synonym_line_problems(number, canonical, variants, owner)
+        key = normalise_label(canonical)
+        kept = synonyms.setdefault(canonical, [])
+        for variant in variants:
+            if normalise_label(variant) != key and variant not in kept:
+                kept.append(variant)
+    if problems:
+        raise ValidationError(problems)
+    return {canonical: variants for canonical, variants in synonyms.items() if variants}
+
+
+def _synonym_line_problems(
+    number: int, canonical: str, variants: list[str], owner: dict[str, str]
+) -> list[str]:
+    """Clashes of one line with the lines before it; records the line's labels in `owner`."""
+    problems = []
+    key = normalise_label(canonical)
+    if owner.get(key, key) != key:
+        problems.append(f"line {number}: {canonical!r} is already a variant of {owner[key]!r}")
+    owner.setdefault(key, key)
+    for variant in variants:
+        vkey = normalise_label(variant)
+        if vkey != key and owner.get(vkey, key) != key:
+            problems.append(
+                f"line {number}: {variant!r} already belongs to {owner[vkey]!r}"
+                if owner[vkey] != vkey
+                else f"line {number}: {variant!r} is a canonical name of its own"
+            )
+        owner.setdefault(vkey, key)
+    return problems
+
+
+def synonyms_text(synonyms: dict[str, list[str]]) -> str:
+    return "\n".join(f"{canonical}: {', '.join(v)}" for canonical, v in synonyms.items())
+
+
+# --- guidelines: a tiny, safe markdown subset ------------------------------------------------
+
+_LIST_ITEM = re.compile(r"^(?:[-*+]|(\d+)[.)])\s+(.*)$")
+_HEADING = re.compile(r"^(#{1,3})\s+(.*)$")
+_CODE = re.compile(r"`([^`\n]+)`")
+_LINK = re.compile(r"\[([^\]\n]+)\]\((https?://[^\s()]+)\)")
+_STRONG = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
+_EM = re.compile(r"(?<![\w*])([*_])(?=\S)(.+?)(?<=\S)\1(?![\w*])")
+_HELD = re.compile(r"\x00(\d+)\x00")
+
+
+def guidelines_html(text: str) -> SafeString:
+    """Markdown guidelines as HTML: paragraphs, # headings, - and 1. lists, **bold**, *em*,
+    `code` and [links](https://…). Everything else is escaped text, so a lead's guidelines
+    can never inject markup or script into an annotator's page; links go to http(s) only."""
+    blocks: list[str] = []
+    paragraph: list[str] = []
+    items: list[str] = []
+    ordered = False
+    for raw in [*text.replace("\x00", "").splitlines(), ""]:
+        line = raw.strip()
+        item, heading = _LIST_ITEM.match(line), _HEADING.match(line)
+        if (not line or item or heading) and paragraph:
+            blocks.append(f"<p>{_inline(' '.join(paragraph))}</p>")
+            paragraph = []
+        if (not item or bool(item.group(1)) != ordered) and items:
+            tag = "ol" if ordered else "ul"
+            blocks.append(f"<{tag}>{''.join(items)}</{tag}>")
+            items = []
+        if item:
+            ordered = bool(item.group(1))
+            items.append(f"<li>{_inline(item.group(2))}</li>")
+        elif heading:
+            level = len(heading.group(1)) + 2  # h3–h5: below the page's own headings
+            blocks.append(f"<h{level}>{_inline(heading.group(2))}</h{level}>")
+        elif line:
+            paragraph.append(line)
+    # Safe: every piece of the lead's text went through escape() before tags were added.
+    return mark_safe("\n".join(blocks))
+
+
+def _inline(text: str) -> str:
+    """Escaped `text` with code spans, links, bold and emphasis. Code spans and link targets
+    are held aside while emphasis is applied, so an underscore in a URL stays an underscore."""
+    held: list[str] = []
+
+    def hold(html: str) -> str:
+        held.append(html)
+        return f"\x00{len(held) - 1}\x00"
+
+    html = _CODE.sub(lambda m: hold(f"<code>{m.group(1)}</code>"), escape(text))
+    html = _LINK.sub(
+        lambda m: (
+            hold(f'<a href="{m.group(2)}" rel="nofollow noopener noreferrer">')
+            + m.group(1)
+            + hold("</a>")
+        ),
+        html,
+    )
+    html = _STRONG.sub(r"<strong>\1</strong>", html)
+    html = _EM.sub(r"<em>\2</em>", html)
+    return _HELD.sub(lambda m: held[int(m.group(1))], html)
+
+
+# --- project settings ------------------------------------------------------------------------
+
+
+class ProjectForm(forms.ModelForm):
+    """Create (with a slug) or edit (without) a project, its taxonomy and agreement policy."""
+
+    slug = forms.SlugField(
+        max_length=64,
+        help_text="In URLs and the API: lowercase letters, digits, hyphens. It cannot change.",
+    )
+    overlap = forms.IntegerField(
+        min_value=1, max_value=10, initial=2, help_text="Annotators per pair (1–10)."
+    )
+    iou_threshold = forms.FloatField(
+        label="IoU threshold",
+        max_value=1,
+        initial=0.5,
+        help_text="Matched boxes agree at this IoU or above; more than 0, at most 1.",
+    )
+    categories_text = forms.CharField(
+        label="Custom categories",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 6, "spellcheck": "false"}),
+        help_text="One per line: slug | Name | hint. Used when the taxonomy is Custom.",
+    )
+    vocabulary_text = forms.CharField(
+        label="Entity vocabulary",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 5}),
+        help_text="One entity label per line; offered to annotators as suggestions.",
+    )
+    synonyms_text = forms.CharField(
+        label="Entity synonyms",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 4}),
+        help_text="One per line: canonical: variant, variant — e.g. car: automobile, sedan.",
+    )
+    gold_percent = forms.FloatField(
+        label="Gold rate (%)",
+        min_value=0,
+        max_value=100,
+        initial=0,
+        help_text="Percent of each annotator's queue drawn from gold pairs (0–100).",
+    )
+
+    class Meta:
+        model = Project
+        fields = [
+            "name",
+            "slug",
+            "description",
+            "preset",
+            "overlap",
+            "iou_threshold",
+            "guidelines",
+            "show_predictions",
+            "licence",
+        ]
+        widgets = {
+            "preset": forms.RadioSelect,
+            "description": forms.Textarea(attrs={"rows": 2}),
+            "guidelines": forms.Textarea(attrs={"rows": 10}),
+        }
+        help_texts = {
+            "guidelines": "Markdown shown to annotators: paragraphs, # headings, - lists, "
+            "**bold**, *italic*, `code`, [links](https://…). HTML is shown as text.",
+            "show_predictions": "Annotators see model predictions as a starting point.",
+            "licence": "Written into every release's dataset card.",
+        }
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        project = self.instance
+        self.fields["preset"].choices = Preset.choices  # a radio list without the blank choice
+        if project.pk:
+            del self.fields["slug"]
+            self.fields["categories_text"].initial = categories_text(project.categories)
+            self.fields["vocabulary_text"].initial = "\n".join(project.entity_vocabulary)
+            self.fields["synonyms_text"].initial = synonyms_text(project.entity_synonyms)
+            self.fields["gold_percent"].initial = round(project.gold_rate * 100, 2)
+        # The agreement policy as it was, to tell whether verdicts must be recomputed.
+        self._policy_before = (project.iou_threshold, project.entity_synonyms)
+
+    def preset_options(self) -> list[tuple[object, str]]:
+        """The taxonomy radios, each with the categories it brings."""
+        hints = {name: ", ".join(c.name for c in cats) for name, cats in PRESETS.items()}
+        hints[Preset.CUSTOM] = "Your own categories, one per line below."
+        return [(radio, hints.get(radio.data["value"], "")) for radio in self["preset"]]
+
+    def clean_slug(self) -> str:
+        slug = self.cleaned_data["slug"]
+        if slug != slugify(slug):
+            raise ValidationError("Use lowercase letters, digits and hyphens only.")
+        return slug
+
+    def clean_iou_threshold(self) -> float:
+        value = self.cleaned_data["iou_threshold"]
+        if value <= 0:
+            raise ValidationError("The IoU threshold must be more than 0.")
+        return value
+
+    def clean_vocabulary_text(self) -> list[str]:
+        return vocabulary_parse(self.cleaned_data["vocabulary_text"])
+
+    def clean_synonyms_text(self) -> dict[str, list[str]]:
+        return synonyms_parse(self.cleaned_data["synonyms_text"])
+
+    def clean(self) -> dict:
+        data = super().clean()
+        preset = data.get("preset")
+        if preset == Preset.CUSTOM:
+            try:
+                data["categories"] = categories_parse(data.get("categories_text", ""))
+            except ValidationError as exc:
+                self.add_error("categories_text", exc)
+        elif preset:
+            data["categories"] = preset_categories(preset)
+        if self.instance.pk and "categories" in data:
+            self._check_categories_in_use(data["categories"])
+        return data
+
+    def _check_categories_in_use(self, categories: list[dict[str, str]]) -> None:
+        """Removing a category that answers or pairs already use would orphan them."""
+        kept = {c["slug"] for c in categories}
+        used = set(
+            Change.objects.filter(annotation__pair__project=self.instance).values_list(
+                "category", flat=True
+            )
+        ) | set(Pair.objects.filter(project=self.instance).values_list("category_hint", flat=True))
+        missing = sorted(used - kept - {""})
+        if missing:
+            self.add_error(
+                "preset" if self.cleaned_data["preset"] != Preset.CUSTOM else "categories_text",
+                f"Pairs or annotations use {', '.join(missing)}; keep these categories.",
+            )
+
+    @transaction.atomic
+    def save_new(self, *, user) -> Project:
+        """Create the project through the service; its creator becomes its first lead."""
+        data = self.cleaned_data
+        project = project_create(
+            slug=data["slug"],
+            name=data["name"],
+            preset=data["preset"],
+            overlap=data["overlap"],
+            user=user,
+            categories=data["categories"],
+        )
+        for name in ("description", "iou_threshold", "guidelines", "show_predictions", "licence"):
+            setattr(project, name, data[name])
+        self._apply_parsed(project)
+        project.save()
+        membership_set(project=project, user=user, role=Role.LEAD)
+        return project
+
+    def save_changes(self) -> bool:
+        """Save an edit; True when the agreement policy (IoU threshold, synonyms) changed."""
+        project = self.instance
+        self._apply_parsed(project)
+        project.save()
+        return (project.iou_threshold, project.entity_synonyms) != self._policy_before
+
+    def _apply_parsed(self, project: Project) -> None:
+        data = self.cleaned_data
+        project.categories = data["categories"]
+        project.entity_vocabulary = data["vocabulary_text"]
+        project.entity_synonyms = data["synonyms_text"]
+        project.gold_rate = round(data["gold_percent"] / 100, 4)
+
+
+# --- members ---------------------------------------------------------------------------------
+
+
+class MemberForm(forms.Form):
+    """Add someone to a project. An existing account is added as it is; a new one is created
+    only when the lead gives it a password (a typo must not create a ghost account, and a
+    lead must never be able to change the password of someone who already has an account)."""
+
+    username = forms.CharField(max_length=150)
+    role = forms.ChoiceField(choices=Role.choices, initial=Role.ANNOTATOR)
+    password = forms.CharField(
+        required=False,
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+        help_text="Only for a new account; pass it on to them. Leave empty for an existing one.",
+    )
+
+    def __init__(self, *args, project: Project, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.project = project
+
+    def clean_username(self) -> str:
+        username = self.cleaned_data["username"].strip()
+        get_user_model().username_validator(username)
+        return username
+
+    def clean(self) -> dict:
+        data = super().clean()
+        username, password = data.get("username"), data.get("password")
+        if not username:
+            return data
+        users = get_user_model().objects
+        user = users.filter(username=username).first()
+        similar = users.filter(username__iexact=username).first() if user is None else None
+        if similar is not None:
+            self.add_error("username", f"There is no {username!r}; did you mean {similar}?")
+        elif user is None and not password:
+            self.add_error(
+                "username",
+                f"There is no account named {username!r}. Check the spelling, or give a "
+                "password to create it.",
+            )
+        elif user is not None and password:
+            self.add_error(
+                "password", f"{username!r} already has an account; leave the password empty."
+            )
+        elif user is None:
+            try:
+                validate_password(password, get_user_model()(username=username))
+            except ValidationError as exc:
+                self.add_error("password", exc)
+        elif Membership.objects.filter(project=self.project, user=user).exists():
+            self.add_error("username", f"{username} is already a member; change their role below.")
+        return data
+
+    def save(self) -> Membership:
+        data = self.cleaned_data
+        user = user_ensure(username=data["username"], password=data["password"] or None)
+        return membership_set(project=self.project, user=user, role=Role(data["role"]))
+
+
+class RoleForm(forms.Form):
+    role = forms.ChoiceField(choices=Role.choices)
+
+
+# --- uploads ---------------------------------------------------------------------------------
+
+
+class ImportForm(forms.Form):
+    """A zip of images with its manifest inside (at the top of the zip), or given next to it."""
+
+    images = forms.FileField(
+        label="Zip of images", help_text="With manifest.jsonl or manifest.csv at its top level."
+    )
+    manifest = forms.FileField(
+        required=False,
+        help_text="Optional: a .jsonl or .csv manifest, when it is not inside the zip.",
+    )
+
+    def clean(self) -> dict:
+        data = super().clean()
+        images = data.get("images")
+        if images is not None and not data.get("manifest") and not self.errors:
+            try:
+                data["manifest"] = manifest_from_zip(images)
+            except ValidationError as exc:
+                self.add_error("images", exc)
+        return data
+
+
+def manifest_from_zip(upload: UploadedFile) -> UploadedFile:
+    """The manifest at the top level of an uploaded zip, read out as a file of its own.
+
+    Image paths in a manifest are relative to the zip's top, so a manifest inside a folder
+    would name files the import cannot find: it is refused with a message saying so.
+    """
+    try:
+        with zipfile.ZipFile(upload) as archive:
+            names = [i.filename for i in archive.infolist() if not i.is_dir()]
+            name = _manifest_name(names)
+            info = archive.getinfo(name)
+            if info.file_size > MAX_MANIFEST_BYTES:
+                raise ValidationError(f"{name} is over {MAX_MANIFEST_BYTES // 1024**2} MB.")
+            data = archive.read(info)
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        raise ValidationError(f"This is not a readable zip file ({exc}).") from exc
+    finally:
+        upload.seek(0)
+    return SimpleUploadedFile(PurePosixPath(name).name, data, content_type="text/plain")
+
+
+def _manifest_name(names: list[str]) -> str:
+    candidates = [
+        n
+        for n in names
+        if n.lower().endswith(MANIFEST_SUFFIXES) or PurePosixPath(n).name.lower() == "manifest.json"
+    ]
+    top = [n for n in candidates if "/" not in n.strip("/")]
+    named = [n for n in top if PurePosixPath(n).stem.lower() == "manifest"]
+    if len(named) == 1 or len(top) == 1:
+        return (named or top)[0]
+    if len(top) > 1:
+        raise ValidationError(
+            f"The zip holds several manifests ({', '.join(sorted(top)[:5])}); "
+            "name the one to import manifest.jsonl or manifest.csv, or upload it separately."
+        )
+    if candidates:
+        raise ValidationError(
+            f"Found {candidates[0]} inside a folder; put the manifest at the top of the zip "
+            "(image paths are read from there), or upload it separately."
+        )
+    raise ValidationError(
+        "No manifest.jsonl or manifest.csv at the top of the zip; add one or upload it separately."
+    )
+
+
+class PairForm(forms.Form):
+    """One pair: two image files and the optional fields of a manifest row."""
+
+    image_a = forms.FileField(label="Image A")
+    image_b = forms.FileField(label="Image B")
+    external_id = forms.CharField(label="ID", max_length=MAX_ID_LENGTH, required=False)
+    instruction = forms.CharField(
+        max_length=MAX_INSTRUCTION_LENGTH,
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="The edit instruction, if the pair came from one.",
+    )
+    category = forms.ChoiceField(label="Category hint", required=False)
+    metadata = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2, "spellcheck": "false"}),
+        help_text='A JSON object, e.g. {"source": "coco", "split": "val"}.',
+    )
+
+    def __init__(self, *args, project: Project, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["category"].choices = [("", "—")] + [
+            (c["slug"], c["name"]) for c in project.categories
+        ]
+
+    def clean_metadata(self) -> dict:
+        text = self.cleaned_data["metadata"].strip()
+        if not text:
+            return {}
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValidationError(f"Not valid JSON: {exc.msg} (line {exc.lineno}).") from exc
+        if not isinstance(value, dict):
+            raise ValidationError("Metadata must be a JSON object: {…}.")
+        return value
+
+    def pair_input(self) -> PairInput:
+        data = self.cleaned_data
+        return PairInput(
+            image_a=data["image_a"].read(),
+            image_b=data["image_b"].read(),
+            external_id=data["external_id"].strip(),
+            instruction=data["instruction"].strip(),
+            category=data["category"],
+            metadata=data["metadata"],
+        )

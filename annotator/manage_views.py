@@ -1,0 +1,285 @@
+"""Leads' pages for running a project: settings, members, uploads and background jobs.
+
+Every page is for the project's leads (admins act as leads): a non-member gets 404, so a
+project's existence does not leak, and a member with another role gets 403.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.db import transaction
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.html import format_html
+from django.views.decorators.http import require_POST
+
+from annotator import selectors
+from annotator.forms import (
+    ImportForm,
+    MemberForm,
+    PairForm,
+    ProjectForm,
+    RoleForm,
+    guidelines_html,
+)
+from annotator.models import Job, JobStatus, Membership, Project, Role
+from annotator.services import PairRejected, pair_create
+from annotator.uploads import import_queue
+from review.services import agreements_recompute_queue
+
+MAX_REPORT_ROWS = 1000
+_RUNNING = (JobStatus.QUEUED, JobStatus.RUNNING)
+
+
+class MemberRefused(ValueError):
+    """A membership change that would leave the project without a lead."""
+
+
+def _lead_project(request: HttpRequest, slug: str) -> Project:
+    project = get_object_or_404(Project, slug=slug)
+    role = selectors.project_role(request.user, project)
+    if role is None:
+        raise Http404("no such project")
+    if role != Role.LEAD:
+        raise PermissionDenied("only the project's leads manage it")
+    return project
+
+
+def _posted(request: HttpRequest) -> QueryDict | None:
+    return request.POST if request.method == "POST" else None
+
+
+# --- projects --------------------------------------------------------------------------------
+
+
+@login_required
+def project_new(request: HttpRequest) -> HttpResponse:
+    """Start a project (staff and leads of any project); its creator becomes its first lead."""
+    if not selectors.project_may_create(request.user):
+        raise PermissionDenied("only staff and project leads start projects")
+    form = ProjectForm(_posted(request))
+    if form.is_valid():
+        project = form.save_new(user=request.user)
+        messages.success(request, f"Project {project.name} created; you are its lead.")
+        return redirect("annotator:project", project.slug)
+    return render(request, "annotator/manage/project_form.html", {"form": form})
+
+
+@login_required
+def project_settings(request: HttpRequest, slug: str) -> HttpResponse:
+    """Edit a project; a changed agreement policy queues a recompute of every verdict."""
+    project = _lead_project(request, slug)
+    form = ProjectForm(_posted(request), instance=project)
+    if form.is_valid():
+        with transaction.atomic():  # the job starts once the new policy is committed
+            job = None
+            if form.save_changes():
+                job = agreements_recompute_queue(project=project, user=request.user)
+        messages.success(request, _saved_message(job))
+        return redirect("annotator:project_settings", project.slug)
+    guidelines = guidelines_html(project.guidelines)
+    context = {"form": form, "project": project, "tab": "settings", "guidelines": guidelines}
+    return render(request, "annotator/manage/project_form.html", context)
+
+
+def _saved_message(job: Job | None) -> str:
+    if job is None:
+        return "Settings saved."
+    return format_html(
+        "Settings saved. The agreement policy changed, so every verdict is being recomputed: "
+        '<a href="{}">job #{}</a>.',
+        reverse("annotator:job", args=[job.pk]),
+        job.pk,
+    )
+
+
+# --- members ---------------------------------------------------------------------------------
+
+
+@login_required
+def members(request: HttpRequest, slug: str) -> HttpResponse:
+    """The project's members with their roles, and the form to add one."""
+    project = _lead_project(request, slug)
+    form = MemberForm(_posted(request), project=project)
+    if form.is_valid():
+        membership = form.save()
+        messages.success(request, f"{membership.user} is now a {membership.role} of the project.")
+        return redirect("annotator:members", project.slug)
+    context = {
+        "project": project,
+        "tab": "members",
+        "form": form,
+        "members": selectors.project_members(project),
+        "roles": Role.choices,
+    }
+    return render(request, "annotator/manage/members.html", context)
+
+
+@require_POST
+@login_required
+def member_role(request: HttpRequest, slug: str, user_id: int) -> HttpResponse:
+    project = _lead_project(request, slug)
+    form = RoleForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Pick one of the roles.")
+        return redirect("annotator:members", project.slug)
+    return _member_change(request, project, user_id, Role(form.cleaned_data["role"]))
+
+
+@require_POST
+@login_required
+def member_remove(request: HttpRequest, slug: str, user_id: int) -> HttpResponse:
+    project = _lead_project(request, slug)
+    return _member_change(request, project, user_id, None)
+
+
+def _member_change(
+    request: HttpRequest, project: Project, user_id: int, role: Role | None
+) -> HttpResponse:
+    try:
+        membership = _membership_change(project=project, user_id=user_id, role=role)
+    except MemberRefused as exc:
+        messages.error(request, str(exc))
+        return redirect("annotator:members", project.slug)
+    done = f"is now a {role}" if role else "was removed from the project"
+    messages.success(request, f"{membership.user} {done}.")
+    if selectors.project_role(request.user, project) != Role.LEAD:
+        return redirect("annotator:home")  # a lead who stepped down has no business here
+    return redirect("annotator:members", project.slug)
+
+
+@transaction.atomic
+def _membership_change(*, project: Project, user_id: int, role: Role | None) -> Membership:
+    """Give a member another role, or remove them (role None); never the project's last lead.
+
+    The lead memberships are row-locked, so two leads demoting each other at the same moment
+    cannot both succeed.
+    """
+    leads = set(
+        Membership.objects.select_for_update()
+        .filter(project=project, role=Role.LEAD)
+        .values_list("user_id", flat=True)
+    )
+    membership = get_object_or_404(
+        Membership.objects.select_related("user"), project=project, user_id=user_id
+    )
+    if leads == {user_id} and role != Role.LEAD:
+        raise MemberRefused(f"{membership.user} is the project's only lead; add another first.")
+    if role is None:
+        membership.delete()
+    else:
+        membership.role = role
+        membership.save(update_fields=["role"])
+    return membership
+
+
+# --- uploads ---------------------------------------------------------------------------------
+
+
+@login_required
+def upload(request: HttpRequest, slug: str) -> HttpResponse:
+    """Bulk upload: a zip with its manifest becomes an import job; its page shows progress."""
+    project = _lead_project(request, slug)
+    form = ImportForm(_posted(request), request.FILES or None)
+    if form.is_valid():
+        try:
+            job = import_queue(
+                project=project,
+                manifest=form.cleaned_data["manifest"],
+                images=form.cleaned_data["images"],
+                user=request.user,
+            )
+        except ValueError as exc:
+            form.add_error(None, str(exc))
+        else:
+            return redirect("annotator:job", job.pk)
+    return _upload_page(request, project, import_form=form)
+
+
+@require_POST
+@login_required
+def upload_pair(request: HttpRequest, slug: str) -> HttpResponse:
+    """One pair from two image files, checked and stored at once."""
+    project = _lead_project(request, slug)
+    form = PairForm(request.POST, request.FILES, project=project)
+    if form.is_valid():
+        try:
+            pair = pair_create(project=project, pair_input=form.pair_input(), actor=request.user)
+        except PairRejected as exc:
+            field, _, _ = str(exc).partition(":")
+            form.add_error(field if field in ("image_a", "image_b") else None, str(exc))
+        else:
+            messages.success(request, f"Pair {pair} uploaded.")
+            return redirect("annotator:pair", pair.pk)
+    return _upload_page(request, project, pair_form=form)
+
+
+def _upload_page(
+    request: HttpRequest,
+    project: Project,
+    *,
+    import_form: ImportForm | None = None,
+    pair_form: PairForm | None = None,
+) -> HttpResponse:
+    context = {
+        "project": project,
+        "tab": "upload",
+        "import_form": import_form or ImportForm(),
+        "pair_form": pair_form or PairForm(project=project),
+        "recent": selectors.project_jobs(project).filter(kind="import")[:5],
+    }
+    failed = (import_form and import_form.errors) or (pair_form and pair_form.errors)
+    return render(request, "annotator/manage/upload.html", context, status=400 if failed else 200)
+
+
+# --- jobs ------------------------------------------------------------------------------------
+
+
+@login_required
+def jobs(request: HttpRequest, slug: str) -> HttpResponse:
+    """Every import, pre-annotation, recompute and release job of the project."""
+    project = _lead_project(request, slug)
+    page = Paginator(selectors.project_jobs(project), 50).get_page(request.GET.get("page"))
+    context = {
+        "project": project,
+        "tab": "jobs",
+        "page": page,
+        "running": any(job.status in _RUNNING for job in page.object_list),
+    }
+    return render(request, "annotator/manage/jobs.html", context)
+
+
+@login_required
+def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """One job; htmx polls its progress fragment every second until the job ends."""
+    job = get_object_or_404(Job.objects.select_related("project", "created_by"), pk=pk)
+    if job.project is not None:
+        _lead_project(request, job.project.slug)
+    elif not selectors.job_may_view(request.user, job):
+        raise Http404("no such job")
+    context = {
+        "job": job,
+        "title": f"{job.get_kind_display()} job #{job.pk}",
+        "project": job.project,
+        "tab": "jobs",
+        "running": job.status in _RUNNING,
+        "report": job.errors[:MAX_REPORT_ROWS],
+        "duration": _duration(job),
+    }
+    template = "_job_progress.html" if request.htmx else "job.html"
+    return render(request, f"annotator/manage/{template}", context)
+
+
+def _duration(job: Job) -> str:
+    """How long the job ran, as people say it: "0.4 s", "3 min 12 s"."""
+    if job.started_at is None or job.finished_at is None:
+        return ""
+    seconds = (job.finished_at - job.started_at).total_seconds()
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, seconds = divmod(round(seconds), 60)
+    return f"{minutes} min {seconds} s"
