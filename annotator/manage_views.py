@@ -24,10 +24,10 @@ from annotator.forms import (
     PairForm,
     ProjectForm,
     RoleForm,
-    guidelines_html,
 )
 from annotator.models import Job, JobStatus, Membership, Project, Role
 from annotator.services import PairRejected, pair_create
+from annotator.textformats import guidelines_html
 from annotator.uploads import import_queue
 from review.services import agreements_recompute_queue
 

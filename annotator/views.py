@@ -11,9 +11,9 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import push_url
 
 from annotator import selectors
-from annotator.forms import guidelines_html
 from annotator.leasing import assignment_lease_next
 from annotator.models import Assignment, AssignmentState, Pair, PairStatus, Project, Role
+from annotator.textformats import guidelines_html
 from annotator.workspace import workspace_context
 
 _MIME = {
@@ -37,7 +37,8 @@ def home(request: HttpRequest) -> HttpResponse:
         if project.role in (Role.ANNOTATOR, Role.LEAD):
             project.progress = selectors.annotator_progress(request.user, project)
             project.live = selectors.assignment_live(request.user, project)
-    return render(request, "annotator/home.html", {"projects": projects})
+    context = {"projects": projects, "may_create": selectors.project_may_create(request.user)}
+    return render(request, "annotator/home.html", context)
 
 
 @require_POST

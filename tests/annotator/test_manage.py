@@ -14,14 +14,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
-from annotator.forms import (
-    MemberForm,
-    ProjectForm,
-    categories_parse,
-    guidelines_html,
-    synonyms_parse,
-    vocabulary_parse,
-)
+from annotator.forms import MemberForm, ProjectForm
 from annotator.jobs import job_create
 from annotator.leasing import assignment_lease_next
 from annotator.models import (
@@ -39,6 +32,12 @@ from annotator.models import (
 )
 from annotator.services import project_create
 from annotator.submitting import annotation_submit
+from annotator.textformats import (
+    categories_parse,
+    guidelines_html,
+    synonyms_parse,
+    vocabulary_parse,
+)
 from review.agreement import agreement_compute
 from review.models import Decision
 from review.resolutions import resolution_record
