@@ -1,0 +1,118 @@
+"""Every page and API endpoint × every role, anonymous included.
+
+A new URL without a row here fails `test_every_url_is_in_the_matrix`, so roles are decided,
+not forgotten. Annotators never reach another person's work (404, as if it did not exist).
+"""
+
+import pytest
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from rest_framework.test import APIClient
+
+from annotator.leasing import assignment_lease_next
+from annotator.models import Job
+from tests.factories import make_pair
+
+ROLES = ("anonymous", "outsider", "annotator_1", "researcher", "lead")
+LOGIN = 302
+PUBLIC = {"login", "logout", "api:token", "api:schema", "api:docs"}
+
+
+def _page(anonymous=LOGIN, outsider=404, annotator_1=403, researcher=403, lead=200):
+    return dict(zip(ROLES, (anonymous, outsider, annotator_1, researcher, lead), strict=True))
+
+
+def _api(anonymous=401, outsider=404, annotator_1=403, researcher=403, lead=200):
+    return dict(zip(ROLES, (anonymous, outsider, annotator_1, researcher, lead), strict=True))
+
+
+NOT_YOURS_PAGE = _page(annotator_1=404, researcher=404, lead=404)
+NOT_YOURS_API = _api(annotator_1=404, researcher=404, lead=404)
+LEADS_SEE_PAIRS = _page(annotator_1=404, researcher=404)
+
+# (url name, method, which object the kwargs point at, expected status per role)
+MATRIX = [
+    ("annotator:home", "get", None, _page(outsider=200, annotator_1=200, researcher=200)),
+    ("annotator:project", "get", "slug", _page(annotator_1=200, researcher=200)),
+    ("annotator:lease_next", "post", "slug", _page(annotator_1=302, lead=302)),
+    ("annotator:workspace", "get", "assignment", NOT_YOURS_PAGE),
+    ("annotator:pair", "get", "pair", LEADS_SEE_PAIRS),
+    ("annotator:pair_image", "get", "pair_side", LEADS_SEE_PAIRS),
+    ("annotator:pair_thumb", "get", "pair_side", LEADS_SEE_PAIRS),
+    ("annotator:project_new", "get", None, _page(outsider=403)),
+    ("annotator:project_settings", "get", "slug", _page()),
+    ("annotator:members", "get", "slug", _page()),
+    ("annotator:member_role", "post", "member", _page(lead=302)),
+    ("annotator:member_remove", "post", "member", _page(lead=302)),
+    ("annotator:upload", "get", "slug", _page()),
+    ("annotator:upload_pair", "post", "slug", _page(lead=400)),
+    ("annotator:jobs", "get", "slug", _page()),
+    ("annotator:job", "get", "job", _page()),
+    ("review:disputes", "get", "slug", _page()),
+    ("review:spot_check", "get", "slug", _page()),
+    ("review:dashboard", "get", "slug", _page()),
+    ("review:adjudicate", "get", "pair", _page()),
+    ("api:project-list", "get", None, _api(outsider=200, annotator_1=200, researcher=200)),
+    ("api:project-detail", "get", "slug", _api(annotator_1=200, researcher=200)),
+    ("api:project-pairs", "get", "slug", _api()),
+    ("api:project-imports", "post", "slug", _api(lead=415)),  # multipart only
+    ("api:pair-detail", "get", "pair", _api(annotator_1=404, researcher=404)),
+    ("api:job-detail", "get", "job", _api(annotator_1=404, researcher=404)),
+    ("api:project-disputes", "get", "slug", _api()),
+    ("api:project-agreement", "get", "slug", _api()),
+    ("api:pair-resolution", "post", "pair", _api(lead=400)),
+    ("api:lease-next", "post", "slug", _api(annotator_1=200, lead=200)),
+    ("api:assignment-draft", "put", "assignment", NOT_YOURS_API),
+    ("api:assignment-submit", "post", "assignment", NOT_YOURS_API),
+    ("api:assignment-skip", "post", "assignment", NOT_YOURS_API),
+]
+
+
+def _names(resolver=None, namespace: str = "") -> set[str]:
+    names = set()
+    for entry in (resolver or get_resolver()).url_patterns:
+        if isinstance(entry, URLResolver):
+            inner = f"{namespace}{entry.namespace}:" if entry.namespace else namespace
+            if entry.namespace != "admin":
+                names |= _names(entry, inner)
+        elif isinstance(entry, URLPattern) and entry.name:
+            names.add(f"{namespace}{entry.name}")
+    return names
+
+
+def test_every_url_is_in_the_matrix():
+    assert _names() - PUBLIC == {name for name, *_ in MATRIX}
+
+
+@pytest.fixture
+def objects(project, annotator_1, annotator_2, researcher, lead):
+    pair = make_pair(project)
+    make_pair(project)
+    # annotator_2's lease: nobody else may see or touch it, not even a lead
+    assignment = assignment_lease_next(project=project, user=annotator_2)
+    job = Job.objects.create(kind="import", project=project, created_by=lead)
+    return {
+        "slug": {"slug": project.slug},
+        "pair": {"pk": pair.pk},
+        "pair_side": {"pk": pair.pk, "side": "a"},
+        "assignment": {"pk": assignment.pk},
+        "member": {"slug": project.slug, "user_id": researcher.pk},
+        "job": {"pk": job.pk},
+        None: {},
+    }
+
+
+@pytest.mark.parametrize(
+    ("name", "method", "target", "expected"), MATRIX, ids=[m[0] for m in MATRIX]
+)
+@pytest.mark.parametrize("role", ROLES)
+def test_role_matrix(request, objects, name, method, target, expected, role):
+    client = APIClient()
+    if role != "anonymous":
+        client.force_login(request.getfixturevalue(role))
+    url = reverse(name, kwargs=objects[target])
+
+    response = (
+        getattr(client, method)(url, {}, format="json") if method != "get" else client.get(url)
+    )
+
+    assert response.status_code == expected[role], f"{role} {method.upper()} {url}"
