@@ -127,9 +127,11 @@ STORAGES = {
 }
 
 # Celery: with no broker, tasks run eagerly in-process (the zero-setup default).
-CELERY_BROKER_URL = env_str("CELERY_BROKER_URL")
+CELERY_TASK_ALWAYS_EAGER = not env_str("CELERY_BROKER_URL")
+# In eager mode nothing is sent; the in-memory transport keeps Celery from dialling a default
+# broker on localhost when it sets up.
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL") or "memory://"
 CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND") or None
-CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
