@@ -18,7 +18,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile, UploadedFile
 from django.db import transaction
 from django.utils.text import slugify
 
-from annotator.models import Change, Membership, Pair, Preset, Project, Role
+from annotator.models import Change, Membership, Pair, Preset, Project, Role, TierRule
 from annotator.services import PairInput, membership_set, project_create, user_ensure
 from annotator.textformats import (
     categories_parse,
@@ -85,12 +85,14 @@ class ProjectForm(forms.ModelForm):
             "preset",
             "overlap",
             "iou_threshold",
+            "tier_rule",
             "guidelines",
             "show_predictions",
             "licence",
         ]
         widgets = {
             "preset": forms.RadioSelect,
+            "tier_rule": forms.RadioSelect,
             "description": forms.Textarea(attrs={"rows": 2}),
             "guidelines": forms.Textarea(attrs={"rows": 10}),
         }
@@ -105,6 +107,8 @@ class ProjectForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         project = self.instance
         self.fields["preset"].choices = Preset.choices  # a radio list without the blank choice
+        self.fields["tier_rule"].choices = TierRule.choices
+        self.fields["tier_rule"].required = False  # forms and scripts that omit it keep the rule
         if project.pk:
             del self.fields["slug"]
             self.fields["categories_text"].initial = categories_text(project.categories)
@@ -112,7 +116,7 @@ class ProjectForm(forms.ModelForm):
             self.fields["synonyms_text"].initial = synonyms_text(project.entity_synonyms)
             self.fields["gold_percent"].initial = round(project.gold_rate * 100, 2)
         # The agreement policy as it was, to tell whether verdicts must be recomputed.
-        self._policy_before = (project.iou_threshold, project.entity_synonyms)
+        self._policy_before = self._policy(project)
 
     def preset_options(self) -> list[tuple[object, str]]:
         """The taxonomy radios, each with the categories it brings."""
@@ -125,6 +129,9 @@ class ProjectForm(forms.ModelForm):
         if slug != slugify(slug):
             raise ValidationError("Use lowercase letters, digits and hyphens only.")
         return slug
+
+    def clean_tier_rule(self) -> str:
+        return self.cleaned_data["tier_rule"] or self.instance.tier_rule or TierRule.STRICT
 
     def clean_iou_threshold(self) -> float:
         value = self.cleaned_data["iou_threshold"]
@@ -179,7 +186,8 @@ class ProjectForm(forms.ModelForm):
             user=user,
             categories=data["categories"],
         )
-        for name in ("description", "iou_threshold", "guidelines", "show_predictions", "licence"):
+        fields = ("description", "iou_threshold", "tier_rule", "guidelines", "show_predictions")
+        for name in (*fields, "licence"):
             setattr(project, name, data[name])
         self._apply_parsed(project)
         project.save()
@@ -187,11 +195,16 @@ class ProjectForm(forms.ModelForm):
         return project
 
     def save_changes(self) -> bool:
-        """Save an edit; True when the agreement policy (IoU threshold, synonyms) changed."""
+        """Save an edit; True when the agreement policy (IoU threshold, tier rule, synonyms)
+        changed."""
         project = self.instance
         self._apply_parsed(project)
         project.save()
-        return (project.iou_threshold, project.entity_synonyms) != self._policy_before
+        return self._policy(project) != self._policy_before
+
+    @staticmethod
+    def _policy(project: Project) -> tuple:
+        return (project.iou_threshold, project.tier_rule, project.entity_synonyms)
 
     def _apply_parsed(self, project: Project) -> None:
         data = self.cleaned_data

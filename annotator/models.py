@@ -62,6 +62,13 @@ def _choices_check(
     return models.CheckConstraint(condition=Q(**{f"{field}__in": choices.values}), name=name)
 
 
+class TierRule(models.TextChoices):
+    """Which pairs of quality tiers can make a pair benchmark data (when geometry agrees)."""
+
+    STRICT = "strict", "Both excellent (MinCU): excellent + good goes to a lead"
+    GOOD = "good", "Excellent or good from both: excellent or good + fair goes to a lead"
+
+
 class Project(models.Model):
     slug = models.SlugField(max_length=64, unique=True)
     name = models.CharField(max_length=200)
@@ -71,6 +78,7 @@ class Project(models.Model):
     categories = models.JSONField(default=list)
     overlap = models.PositiveSmallIntegerField(default=2)
     iou_threshold = models.FloatField(default=0.5)
+    tier_rule = models.CharField(max_length=16, choices=TierRule.choices, default=TierRule.STRICT)
     entity_vocabulary = models.JSONField(default=list, blank=True)
     entity_synonyms = models.JSONField(default=dict, blank=True)
     guidelines = models.TextField(blank=True)
@@ -94,6 +102,7 @@ class Project(models.Model):
                 condition=Q(gold_rate__gte=0) & Q(gold_rate__lte=1), name="project_gold_rate_in_0_1"
             ),
             _choices_check("preset", Preset, "project_preset_valid"),
+            _choices_check("tier_rule", TierRule, "project_tier_rule_valid"),
         ]
 
     def __str__(self) -> str:

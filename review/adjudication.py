@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import reverse
 
-from annotator.models import Annotation, Pair
+from annotator.models import Annotation, Defect, Pair
 from review.models import Resolution
 from review.selectors import disputes_queue
 
@@ -81,7 +81,9 @@ def adjudication_context(pair: Pair) -> dict:
             "mean_iou": agreement.mean_iou,
             "reasons": agreement.reasons,
             "changes": agreement.changes,
+            "policy": agreement.policy,
         },
+        "defects": [{"value": v, "label": label} for v, label in Defect.choices],
         "consensus": consensus,
         "gold": gold.changes if gold else None,
         "resolutions": [resolution_json(r) for r in resolutions],

@@ -7,16 +7,43 @@ from dataclasses import asdict
 from django.db import transaction
 
 from annotator.jobs import job_finish, job_progress, job_start
-from annotator.models import Annotation, JobStatus, Pair, PairEvent, PairStatus, Project
+from annotator.models import (
+    Annotation,
+    JobStatus,
+    Pair,
+    PairEvent,
+    PairStatus,
+    Project,
+    TierRule,
+)
 from pairdiff.agreement import AgreementPolicy, ConsensusChange, Verdict, compare_answers
 from pairdiff.answers import Answer
 from pairdiff.gold import answer_from_changes, score_against_gold
 from review.models import Agreement, GoldScore
 from review.selectors import pair_is_resolved
 
+# The project's tier rule as the pairs of tiers accepted (geometry permitting) and disputed;
+# every other pair of tiers is rejected.
+TIER_RULES: dict[str, tuple[frozenset, frozenset]] = {
+    TierRule.STRICT: (
+        frozenset({("excellent", "excellent")}),
+        frozenset({("excellent", "good")}),
+    ),
+    TierRule.GOOD: (
+        frozenset({("excellent", "excellent"), ("excellent", "good"), ("good", "good")}),
+        frozenset({("excellent", "fair"), ("good", "fair")}),
+    ),
+}
+
 
 def project_policy(project: Project) -> AgreementPolicy:
-    return AgreementPolicy(iou_threshold=project.iou_threshold, synonyms=project.entity_synonyms)
+    accept, dispute = TIER_RULES[project.tier_rule]
+    return AgreementPolicy(
+        iou_threshold=project.iou_threshold,
+        synonyms=project.entity_synonyms,
+        accept_tiers=accept,
+        dispute_tiers=dispute,
+    )
 
 
 def annotation_answer(annotation: Annotation) -> Answer:
@@ -61,7 +88,10 @@ def agreement_compute(*, pair_id: int) -> Agreement | None:
                 "changes": [_change_json(c) for c in verdict.changes],
                 "mean_iou": verdict.mean_iou,
                 "consensus": _consensus_json(verdict),
-                "policy": {"iou_threshold": policy.iou_threshold},
+                "policy": {
+                    "iou_threshold": policy.iou_threshold,
+                    "tier_rule": pair.project.tier_rule,
+                },
             },
         )
         if pair.status != verdict.status and not pair_is_resolved(pair):

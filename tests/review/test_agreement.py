@@ -110,3 +110,24 @@ def test_with_overlap_one_the_single_answer_decides(project, pair, annotator_1):
     _annotate(project, annotator_1, answer())
 
     assert agreement_compute(pair_id=pair.pk).status == "accepted"
+
+
+@pytest.mark.parametrize(
+    ("rule", "tiers", "status"),
+    [
+        ("strict", ("excellent", "good"), "disputed"),
+        ("good", ("excellent", "good"), "accepted"),
+        ("good", ("good", "good"), "accepted"),
+        ("good", ("good", "fair"), "disputed"),
+        ("strict", ("good", "good"), "rejected"),
+    ],
+)
+def test_the_projects_tier_rule_decides(
+    project, pair, annotator_1, annotator_2, rule, tiers, status
+):
+    project.tier_rule = rule
+    project.save()
+    _annotate(project, annotator_1, answer(tier=tiers[0]))
+    _annotate(project, annotator_2, answer(tier=tiers[1]))
+
+    assert agreement_compute(pair_id=pair.pk).status == status

@@ -82,9 +82,9 @@ export function actionFor(e, { typing = false, onStage = true } = {}) {
   return action ? { action } : null;
 }
 
-/** Fill the help overlay's body from SHORTCUTS. */
-export function renderHelp(container) {
-  container.replaceChildren(...SHORTCUTS.map(([group, rows]) => {
+/** Fill the help overlay's body from a shortcut table (the workspace's by default). */
+export function renderHelp(container, table = SHORTCUTS) {
+  container.replaceChildren(...table.map(([group, rows]) => {
     const section = document.createElement("section");
     const h = document.createElement("h3");
     h.textContent = group;
@@ -111,8 +111,12 @@ export function renderHelp(container) {
 
 const REPEATABLE = new Set(["nudge", "grow-box", "zoom-in", "zoom-out", "undo", "redo"]);
 
-/** Document-level key handling for one workspace; Space is held for panning (ui.spaceHeld). */
-export function bindKeys({ root, stage, ui, run, signal }) {
+/**
+ * Document-level key handling for one workspace; Space is held for panning (ui.spaceHeld).
+ * `resolve(e, {typing, onStage})` maps a keydown to {action, arg} (default actionFor): a page
+ * with shortcuts of its own puts them in front of the workspace's.
+ */
+export function bindKeys({ root, stage, ui, run, signal, resolve = actionFor }) {
   const setSpace = (held) => {
     ui.spaceHeld = held;
     stage.classList.toggle("is-panning", held);
@@ -127,7 +131,7 @@ export function bindKeys({ root, stage, ui, run, signal }) {
       if (!ui.spaceHeld) setSpace(true);
       return;
     }
-    const hit = actionFor(e, { typing, onStage });
+    const hit = resolve(e, { typing, onStage });
     if (!hit) return;
     e.preventDefault();
     if (!e.repeat || REPEATABLE.has(hit.action)) run(hit.action, hit.arg);

@@ -26,13 +26,14 @@ function setValue(el, value) {
   if (el.value !== value && document.activeElement !== el) el.value = value;
 }
 
-/** ctx: {store, config, onFrameBox(change, side)} */
+/** ctx: {store, config, onFrameBox(change, side), colorOf (change index → colour, optional)} */
 export function createPanel(root, ctx) {
   const { store, config } = ctx;
   const list = root.querySelector("[data-change-list]");
   const template = root.querySelector("template[data-change-template]");
   const cards = new Map();
   const categories = new Map(config.categories.map((c) => [c.slug, c]));
+  const colorOf = ctx.colorOf ?? changeColor;
 
   function buildCard(change) {
     const card = template.content.firstElementChild.cloneNode(true);
@@ -56,7 +57,7 @@ export function createPanel(root, ctx) {
     const errorsHere = Object.entries(state.errors).filter(([k]) => errorSlot(k).change === i);
     card.classList.toggle("is-active", active);
     card.classList.toggle("has-error", errorsHere.length > 0);
-    card.style.setProperty("--change-color", changeColor(i));
+    card.style.setProperty("--change-color", colorOf(i));
     card.setAttribute("aria-label", `Change ${i + 1}`);
     setText(card.querySelector("[data-number]"), String(i + 1));
     card.querySelector("[data-act=remove]").setAttribute("aria-label", `Remove change ${i + 1}`);

@@ -22,7 +22,7 @@ function hexAlpha(hex, alpha) {
   return `rgba(${n >> 16},${(n >> 8) & 255},${n & 255},${alpha})`;
 }
 
-function answerBoxes(state, side, t, showAll) {
+function answerBoxes(state, side, t, showAll, colorOf = changeColor) {
   const out = [];
   const { sel, errors } = state;
   state.changes.forEach((c, i) => {
@@ -30,7 +30,7 @@ function answerBoxes(state, side, t, showAll) {
     if (!activeChange && !showAll) return;
     c[`boxes_${side}`].forEach((box, j) => {
       const bad = Boolean(errors[`changes.${i}.boxes_${side}.${j}`]);
-      const color = bad ? ERROR : changeColor(i);
+      const color = bad ? ERROR : colorOf(i);
       const entity = c[`entity_${side}`].trim();
       out.push({
         box, t, color,
@@ -48,6 +48,9 @@ function answerBoxes(state, side, t, showAll) {
 /**
  * ctx: {state, mode, swipe, view, ref, frames, images {a, b}, diff (canvas|null), predictions,
  * showPredictions, showBoxes, pointer {panel, nx, ny} | null}. Returns the viewer scene.
+ * Optional: colorOf (change index → colour of the answer's boxes; default changeColor) and
+ * referenceBoxes (side → [{box, color, dashed, faint, label, fill}] in that side's frame): read-only
+ * boxes painted beneath the answer — other people's answers, say — which draw.js never picks.
  */
 export function buildScene(ctx, panelIndex, size) {
   const { state, mode, view, ref, frames, images } = ctx;
@@ -75,6 +78,7 @@ export function buildScene(ctx, panelIndex, size) {
     })));
   }
   if (ctx.showBoxes) {
+    for (const item of ctx.referenceBoxes?.(side) ?? []) scene.boxes.push({ ...item, t });
     if (mode !== "side") {
       // Ghost of the active change on the other side: where the mirror would land.
       const other = otherSide(side);
@@ -84,7 +88,7 @@ export function buildScene(ctx, panelIndex, size) {
         scene.boxes.push({ box, t: to, color: "#cbd5e1", dashed: true, faint: true });
       });
     }
-    scene.boxes.push(...answerBoxes(state, side, t, true));
+    scene.boxes.push(...answerBoxes(state, side, t, true, ctx.colorOf));
   }
   if (ctx.pointer && ctx.pointer.panel !== panelIndex && mode === "side") {
     scene.cursor = toScreen(t, ctx.pointer.nx * frames[side].width, ctx.pointer.ny * frames[side].height);

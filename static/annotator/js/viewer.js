@@ -79,18 +79,20 @@ export function createViewer(canvas) {
     ctx.restore();
   }
 
-  function drawLabel(text, x, y, color) {
+  // Above the box's top edge (inside when there is no room); `below`: under its bottom edge.
+  function drawLabel(text, x, y, color, below = false) {
     ctx.font = "600 11px system-ui, sans-serif";
     const w = Math.ceil(ctx.measureText(text).width) + 8;
-    const top = y - 16 >= 0 ? y - 16 : y;
+    const top = below ? (y + 16 <= height ? y : y - 16) : y - 16 >= 0 ? y - 16 : y;
+    const left = Math.max(1, Math.min(x, width - w + 1)); // a box at the right edge keeps its label readable
     ctx.fillStyle = color;
-    ctx.fillRect(snap(x) - 1, snap(top), w, 16);
+    ctx.fillRect(snap(left) - 1, snap(top), w, 16);
     ctx.fillStyle = "#0b0e14";
-    ctx.fillText(text, snap(x) + 3, snap(top) + 12);
+    ctx.fillText(text, snap(left) + 3, snap(top) + 12);
   }
 
   function drawBox(item) {
-    const { box, t, color, dashed, faint, selected, label, fill } = item;
+    const { box, t, color, dashed, faint, selected, label, fill, labelBelow } = item;
     const p = toScreen(t, box[0], box[1]);
     const q = toScreen(t, box[2], box[3]);
     const x = snap(p.x);
@@ -111,7 +113,7 @@ export function createViewer(canvas) {
     ctx.strokeStyle = color;
     ctx.strokeRect(x, y, w, h);
     ctx.setLineDash([]);
-    if (label) drawLabel(label, x, y, color);
+    if (label) drawLabel(label, x, labelBelow ? y + h : y, color, labelBelow);
     if (selected && Math.min(w, h) >= 16) {
       // Small on screen: corners only, so the handles do not hide the box.
       const handles = handlePoints(box, t).filter((hp) => Math.min(w, h) >= 36 || hp.name.length === 2);
@@ -148,7 +150,8 @@ export function createViewer(canvas) {
     ctx.restore();
   }
 
-  /** scene: {layers, grid: {t, frame}, boxes, cursor, divider, message} */
+  /** scene: {layers, grid: {t, frame}, boxes ({box, t, color, dashed, faint, selected, label,
+   * labelBelow, fill}), cursor, divider, message} */
   function paint(scene) {
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.fillStyle = "#161a22";

@@ -1,0 +1,393 @@
+// One adjudication screen: the workspace's viewer, modes, pointer editing, change cards and
+// shortcuts (imported from static/annotator/js, not copied), with both annotations painted as
+// read-only layers, the agreement breakdown, and the lead's decisions. The merged answer lives in
+// the workspace store, which writes the hidden <textarea name="answer"> (the source of truth, as
+// in the workspace); it exists only while the lead edits one.
+import { createActions } from "../../annotator/js/actions.js";
+import { sendJson } from "../../annotator/js/api.js";
+import { fitView, frameBox, viewTransform } from "../../annotator/js/box.js";
+import { createChrome } from "../../annotator/js/chrome.js";
+import { attachPointer } from "../../annotator/js/draw.js";
+import { actionFor, bindKeys, renderHelp } from "../../annotator/js/keys.js";
+import { computeDifference, createModes } from "../../annotator/js/modes.js";
+import { createPanel } from "../../annotator/js/panel.js";
+import { buildScene, panelSide } from "../../annotator/js/scene.js";
+import { createStore, otherSide } from "../../annotator/js/state.js";
+import { createViewer } from "../../annotator/js/viewer.js";
+import { ADJ_SHORTCUTS, adjudicationAction } from "./adj-keys.js";
+import { canDecide, mergeErrors, standingAfter, statusLabel } from "./decide.js";
+import { availableLayers, initialVisibility, mergeColor, referenceBoxes, unionBox } from "./layers.js";
+import { createMerge } from "./merge.js";
+import { createResolver } from "./resolve.js";
+import { createSidebar, h } from "./sidebar.js";
+
+// Workspace actions that edit the merged answer: refused until the lead starts one.
+const EDIT_ACTIONS = new Set([
+  "change-new", "change-prev", "change-next", "mirror", "absent", "delete-box", "undo", "redo",
+  "grow-box", "edit-change", "side-a", "side-b",
+]);
+// Workspace keys with no meaning here (tiers, model suggestions).
+const IGNORED = new Set(["tier", "predictions-accept", "predictions-toggle"]);
+
+export function mountAdjudication(root) {
+  const controller = new AbortController();
+  const { signal } = controller;
+  const on = (target, type, fn, opts = {}) => target.addEventListener(type, fn, { signal, ...opts });
+  const $ = (s) => root.querySelector(s);
+  const config = {
+    categories: [], vocabulary: [], annotations: [], resolutions: [], agreement: null,
+    consensus: null, gold: null, current: null,
+    ...JSON.parse($("#adj-config").textContent),
+  };
+  const data = root.dataset;
+  const urls = {
+    image_a: data.urlImageA, image_b: data.urlImageB, resolution: data.urlResolution,
+    queue: data.urlQueue || null, next: data.urlNext || null,
+  };
+  const send = (method, url, body) => sendJson(method, url, body, { csrf: data.csrf });
+  const images = { a: $("img[data-source=a]"), b: $("img[data-source=b]") };
+  const frames = { a: { ...config.sides.a }, b: { ...config.sides.b } };
+  const stage = $("[data-stage]");
+  const mergeRoot = $("[data-merge]");
+  const field = mergeRoot.querySelector("[data-answer]");
+
+  const store = createStore({ frames, field, categories: config.categories.map((c) => c.slug), tiersNeedingChange: [] });
+  // The textarea is the source of truth: whoever rewrites it (a test, a script) reloads the store.
+  on(field, "input", () => {
+    try {
+      store.load(JSON.parse(field.value));
+    } catch {
+      store.write();
+    }
+  });
+
+  let layers = availableLayers(config);
+  let view = fitView();
+  const ui = {
+    showBoxes: true, visible: initialVisibility(layers, config.status), focus: null, pointer: null,
+    diff: null, diffError: null, spaceHeld: false, editing: false,
+  };
+  const views = [...root.querySelectorAll("[data-view]")].map((el, index) => ({ el, index, viewer: createViewer(el.querySelector("canvas")) }));
+  const visibleViews = () => (modes.single ? views.slice(0, 1) : views);
+
+  let requested = false;
+  function invalidate() {
+    if (requested || signal.aborted) return;
+    requested = true;
+    requestAnimationFrame(paint);
+  }
+
+  // What the workspace modules expect of "the workspace" (chrome.js, actions.js).
+  const ws = {
+    root, stage, urls, store, ui,
+    config: { ...config, tiers: [], predictions: [] },
+    getView: () => view,
+    setView(next) {
+      view = next;
+      invalidate();
+    },
+    size: () => views[0].viewer.size,
+    ref: () => frames.a,
+    setFlag(name, value) {
+      ui[name] = value;
+      invalidate();
+    },
+    status: (text) => chrome.status(text),
+    openDialog(name) {
+      const dialog = root.querySelector(`dialog[data-${name}]`);
+      if (dialog && !dialog.open) dialog.showModal();
+    },
+  };
+  const modes = createModes({
+    onChange: () => {
+      chrome.applyMode();
+      views.forEach((v) => v.viewer.resize());
+      if (modes.mode === "diff") ensureDiff();
+      invalidate();
+    },
+    onFlick: () => store.setSide(otherSide(store.state.sel.side)),
+  });
+  ws.modes = modes;
+  const chrome = createChrome(ws);
+  const panel = createPanel(mergeRoot, {
+    store, config, colorOf: mergeColor,
+    onFrameBox(change, side) {
+      const box = store.state.changes[change]?.[`boxes_${side}`][0];
+      if (!box) return;
+      store.select(change, side, 0);
+      ws.setView(frameBox(box, frames[side], ws.size(), frames.a));
+    },
+  });
+  ws.panel = panel;
+
+  const sidebar = createSidebar({
+    root, config,
+    onFocus(focus) {
+      ui.focus = focus;
+      invalidate();
+    },
+    onFrame(row, side) {
+      const [first, second] = config.annotations;
+      const boxes = [
+        ...(row.index1 === null ? [] : first?.changes?.[row.index1]?.[`boxes_${side}`] ?? []),
+        ...(row.index2 === null ? [] : second?.changes?.[row.index2]?.[`boxes_${side}`] ?? []),
+      ];
+      const union = unionBox(boxes);
+      if (!union) return chrome.status(`No boxes on ${side.toUpperCase()} in this change`);
+      if (modes.single) store.setSide(side);
+      ws.setView(frameBox(union, frames[side], ws.size(), frames.a));
+      return null;
+    },
+  });
+
+  function paint() {
+    requested = false;
+    const ctx = {
+      state: store.state, mode: modes.mode, swipe: modes.swipe, view, ref: frames.a, frames, images,
+      diff: ui.diff, diffError: ui.diffError, predictions: [], showPredictions: false,
+      showBoxes: ui.showBoxes, pointer: ui.pointer, colorOf: mergeColor,
+      referenceBoxes: (side) => referenceBoxes(layers, ui.visible, side, { editing: ui.editing, focus: ui.focus }),
+    };
+    for (const v of visibleViews()) v.viewer.paint(buildScene(ctx, v.index, v.viewer.size));
+    chrome.update();
+  }
+
+  function ensureDiff() {
+    if (ui.diff || ui.diffError || !images.a.complete || !images.b.complete) return;
+    setTimeout(() => {
+      try {
+        ui.diff = computeDifference(images.a, images.b, frames.a);
+      } catch {
+        ui.diffError = "The difference cannot be computed for these images.";
+      }
+      invalidate();
+    }, 30);
+  }
+
+  // Pointer: until a merged answer is being edited, a drag pans and nothing can be picked.
+  for (const v of views) {
+    attachPointer(v.el, {
+      store, modes, signal, panelIndex: v.index,
+      sideAt: () => panelSide(modes.mode, v.index, store.state.sel.side),
+      transform: (side) => viewTransform(view, v.viewer.size, frames.a, frames[side]),
+      frames: () => frames,
+      ref: () => frames.a,
+      size: () => v.viewer.size,
+      getView: () => view,
+      setView: ws.setView,
+      spaceHeld: () => ui.spaceHeld || !ui.editing,
+      showBoxes: () => ui.showBoxes && ui.editing,
+      focus: () => stage.focus({ preventScroll: true }),
+      onPointer(info) {
+        ui.pointer = info;
+        chrome.pointer(info);
+        invalidate();
+      },
+    });
+  }
+
+  // Layers: toggles in the toolbar (and Shift + 1…4).
+  function renderLayerToggles() {
+    const holder = $("[data-layer-toggles]");
+    holder.replaceChildren(...layers.map((l, i) => h("button", {
+      type: "button", class: `adj-layer${l.dashed ? " is-dashed" : ""}`, "data-action": "layer-toggle", "data-layer": l.id,
+      "aria-pressed": String(Boolean(ui.visible[l.id])),
+      title: `${l.label}${l.who ? ` (${l.who})` : ""}: show / hide — Shift + ${{ one: 1, two: 2, gold: 3, current: 4 }[l.id] ?? i + 1}`,
+      style: { "--layer": l.color },
+    }, h("span", { class: "adj-swatch", "aria-hidden": "true" }), h("span", {}, l.short), l.who ? h("span", { class: "adj-layer-who" }, l.who) : null)));
+  }
+  function toggleLayer(id) {
+    const layer = layers.find((l) => l.id === id);
+    if (!layer) return chrome.status(id === "gold" ? "This pair has no known answer" : "Nothing to show for that key here");
+    ui.visible = { ...ui.visible, [id]: !ui.visible[id] };
+    root.querySelector(`[data-layer="${id}"]`)?.setAttribute("aria-pressed", String(ui.visible[id]));
+    chrome.status(`${layer.label} ${ui.visible[id] ? "shown" : "hidden"}`);
+    invalidate();
+    return null;
+  }
+
+  // The merged answer.
+  function setEditing(on) {
+    ui.editing = on;
+    root.classList.toggle("is-editing", on);
+    mergeRoot.hidden = !on;
+    $("[data-decide]").hidden = on || !canDecide(config.status);
+    $("[data-merge-actions]").hidden = !on;
+    if (on) closeReject(false);
+    $("[data-status-hint]").textContent = on
+      ? "Drag to draw a box · drag a box to move it, its edges to resize · Space + drag to pan · wheel to zoom"
+      : "Drag to pan · wheel to zoom · E edits a merged answer";
+    panel.render();
+    invalidate();
+  }
+  const merge = createMerge({
+    root, config, store, panel, chrome, stage, signal,
+    isEditing: () => ui.editing,
+    setEditing,
+    beforeStart: () => resolver.disarm(),
+  });
+
+  // Reject: a reason first.
+  const rejectEl = $("[data-reject]");
+  function openReject() {
+    if (!canDecide(config.status)) return chrome.status(`This pair is ${statusLabel(config.status).toLowerCase()}: there is nothing to decide yet`);
+    if (ui.editing) return chrome.status("Submit or discard the merged answer first");
+    resolver.disarm();
+    rejectEl.hidden = false;
+    $("[data-action=reject-open]").setAttribute("aria-expanded", "true");
+    $("[data-reason]").focus();
+    return null;
+  }
+  function closeReject(focusStage = true) {
+    rejectEl.hidden = true;
+    $("[data-action=reject-open]").setAttribute("aria-expanded", "false");
+    resolver.clearFieldErrors("reason");
+    if (focusStage) stage.focus({ preventScroll: true });
+  }
+
+  function updateStatus() {
+    root.dataset.status = config.status;
+    // Only an annotation the pair has can be accepted (a pair cross-checked with overlap 1 has one).
+    $("[data-decide] [data-decision=accept_1]").hidden = !config.annotations[0];
+    $("[data-decide] [data-decision=accept_2]").hidden = !config.annotations[1];
+    const badge = $("[data-pair-status]");
+    badge.className = `badge st-${config.status}`;
+    badge.textContent = statusLabel(config.status);
+    $("[data-decide]").hidden = ui.editing || !canDecide(config.status);
+    sidebar.renderDecided();
+  }
+
+  const resolver = createResolver({
+    root, urls, send, chrome,
+    status: (text) => chrome.status(text),
+    merge: {
+      changes: () => store.toBody().changes,
+      validate: () => mergeErrors(store.validate(), store.state.changes.length),
+      setErrors: (errors) => store.setErrors(errors),
+      focusFirstError: () => panel.focusFirstError(),
+    },
+    onResolved(result) {
+      const { resolution, pair } = result;
+      config.status = pair?.status ?? resolution?.status_after ?? config.status;
+      if (resolution) config.resolutions = [...config.resolutions, resolution];
+      config.current = standingAfter(resolution, config.consensus);
+      const before = ui.visible;
+      layers = availableLayers(config);
+      ui.visible = { ...initialVisibility(layers, config.status), ...Object.fromEntries(Object.entries(before).filter(([k]) => k !== "current")) };
+      if (ui.editing) merge.clear();
+      closeReject(false);
+      merge.fillSources();
+      renderLayerToggles();
+      sidebar.render();
+      updateStatus();
+      invalidate();
+    },
+  });
+
+  const actions = createActions(ws);
+  const own = {
+    "accept-key": (n) => resolver.arm(`accept_${n}`, String(n)),
+    "accept-1": () => resolver.decide("accept_1"),
+    "accept-2": () => resolver.decide("accept_2"),
+    "merge-start": () => merge.start(),
+    "merge-discard": (button) => merge.discard(button instanceof HTMLElement ? button : null),
+    "merge-submit": () => resolver.decide("merge"),
+    "reject-open": () => openReject(),
+    "reject-cancel": () => closeReject(),
+    "reject-confirm": () => resolver.decide("reject"),
+    reopen: () => resolver.decide("reopen"),
+    "layer-toggle": (arg) => toggleLayer(typeof arg === "string" ? arg : arg?.dataset?.layer),
+    submit: () => {
+      if (!rejectEl.hidden) return resolver.decide("reject");
+      if (ui.editing) return resolver.decide("merge");
+      if (resolver.armed) return resolver.decide(resolver.armed);
+      return chrome.status("Choose a decision first: 1, 2, E or R");
+    },
+    escape: () => {
+      resolver.disarm();
+      actions.escape();
+    },
+  };
+  function run(name, arg) {
+    if (own[name]) return own[name](arg);
+    if (IGNORED.has(name)) return null;
+    if (EDIT_ACTIONS.has(name) && !ui.editing) return chrome.status("Press E to edit a merged answer first");
+    return actions[name]?.(arg);
+  }
+
+  bindKeys({
+    root, stage, ui, run, signal,
+    resolve: (e, opts) => adjudicationAction(e, { ...opts, editing: ui.editing }) ?? actionFor(e, opts),
+  });
+  on(root, "click", (e) => {
+    const button = e.target.closest("button[data-action]");
+    if (button && !button.disabled) run(button.dataset.action, button);
+  });
+  on($(".ws-toolbar"), "mousedown", (e) => e.target.closest("button") && e.preventDefault());
+  root.querySelectorAll("dialog").forEach((dialog) => {
+    on(dialog, "click", (e) => {
+      if (e.target === dialog || e.target.closest("[data-close]")) dialog.close();
+    });
+    on(dialog, "close", () => stage.focus({ preventScroll: true }));
+  });
+  renderHelp($("[data-help-body]"), ADJ_SHORTCUTS);
+
+  store.subscribe((kind) => {
+    merge.changed(kind);
+    invalidate();
+    panel.render();
+  });
+
+  const fit = () => {
+    root.style.setProperty("--ws-top", `${Math.max(0, root.getBoundingClientRect().top + window.scrollY)}px`);
+    views.forEach((v) => v.viewer.resize());
+    invalidate();
+  };
+  const observer = new ResizeObserver(fit);
+  observer.observe(stage);
+
+  for (const side of ["a", "b"]) {
+    const img = images[side];
+    const loaded = () => {
+      if (!img.naturalWidth) return;
+      const natural = { width: img.naturalWidth, height: img.naturalHeight };
+      if (natural.width !== frames[side].width || natural.height !== frames[side].height) {
+        chrome.banner(`Image ${side.toUpperCase()} is ${natural.width}×${natural.height} in this browser but ${frames[side].width}×${frames[side].height} on the server; boxes follow the image you see — please report pair ${config.pair}.`, "warn");
+        frames[side] = natural;
+        store.setFrames({ ...frames });
+      }
+      if (modes.mode === "diff") ensureDiff();
+      invalidate();
+    };
+    if (img.complete) loaded();
+    else on(img, "load", loaded);
+    on(img, "error", () => chrome.banner(`Image ${side.toUpperCase()} did not load. Reload the page.`, "error"));
+  }
+
+  merge.fillSources();
+  renderLayerToggles();
+  sidebar.render();
+  updateStatus();
+  chrome.applyMode();
+  setEditing(false);
+  fit();
+
+  merge.restore(); // an unsent merged answer from an earlier visit comes back
+  if (!root.contains(document.activeElement)) stage.focus({ preventScroll: true });
+
+  const instance = {
+    root, store,
+    getView: () => view,
+    frames: () => frames,
+    get editing() {
+      return ui.editing;
+    },
+    dispose() {
+      controller.abort();
+      observer.disconnect();
+      modes.dispose();
+    },
+  };
+  root.dataset.ready = ""; // browser tests wait for [data-adjudication][data-ready]
+  return instance;
+}
