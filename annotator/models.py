@@ -351,6 +351,17 @@ class Change(models.Model):
     def __str__(self) -> str:
         return f"{self.category}: {self.description[:60]}"
 
+    def as_json(self) -> dict:
+        """The change as in the submit body."""
+        return {
+            "category": self.category,
+            "description": self.description,
+            "entity_a": self.entity_a,
+            "entity_b": self.entity_b,
+            "boxes_a": self.boxes_a,
+            "boxes_b": self.boxes_b,
+        }
+
 
 class Prediction(models.Model):
     """A model's proposal for a pair; `changes` has the shape of the submit body's changes."""

@@ -9,17 +9,6 @@ from review.models import Resolution
 from review.selectors import disputes_queue
 
 
-def _change_json(change) -> dict:
-    return {
-        "category": change.category,
-        "description": change.description,
-        "entity_a": change.entity_a,
-        "entity_b": change.entity_b,
-        "boxes_a": change.boxes_a,
-        "boxes_b": change.boxes_b,
-    }
-
-
 def _annotation_json(annotation: Annotation, label: str) -> dict:
     return {
         "id": annotation.pk,
@@ -29,7 +18,7 @@ def _annotation_json(annotation: Annotation, label: str) -> dict:
         "defects": annotation.defects,
         "time_spent_ms": annotation.time_spent_ms,
         "submitted_at": annotation.created_at.isoformat(),
-        "changes": [_change_json(c) for c in annotation.changes.all()],
+        "changes": [c.as_json() for c in annotation.changes.all()],
     }
 
 

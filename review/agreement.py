@@ -47,17 +47,7 @@ def project_policy(project: Project) -> AgreementPolicy:
 
 
 def annotation_answer(annotation: Annotation) -> Answer:
-    changes = [
-        {
-            "category": c.category,
-            "description": c.description,
-            "entity_a": c.entity_a,
-            "entity_b": c.entity_b,
-            "boxes_a": c.boxes_a,
-            "boxes_b": c.boxes_b,
-        }
-        for c in annotation.changes.all()
-    ]
+    changes = [c.as_json() for c in annotation.changes.all()]
     answer = answer_from_changes(changes, tier=annotation.tier)
     return Answer(answer.tier, tuple(annotation.defects), annotation.time_spent_ms, answer.changes)
 

@@ -71,7 +71,7 @@ def _standing_answer(pair: Pair, decision: Decision, answer: object) -> dict | N
         if agreement is None:
             raise ResolutionRefused("the pair has no cross-checked annotations to accept")
         chosen = agreement.annotation_1 if decision == Decision.ACCEPT_1 else agreement.annotation_2
-        return {"changes": [_change_json(c) for c in chosen.changes.all()], "annotation": chosen.pk}
+        return {"changes": [c.as_json() for c in chosen.changes.all()], "annotation": chosen.pk}
     if decision == Decision.MERGE:
         body = answer if isinstance(answer, dict) else {}
         # The lead's answer is checked like an annotator's; its tier is the lead's verdict.
@@ -83,14 +83,3 @@ def _standing_answer(pair: Pair, decision: Decision, answer: object) -> dict | N
             raise AnswerInvalid({f"answer.{k}": v for k, v in exc.fields.items()}) from exc
         return {"changes": checked.as_json()["changes"]}
     return None
-
-
-def _change_json(change) -> dict:
-    return {
-        "category": change.category,
-        "description": change.description,
-        "entity_a": change.entity_a,
-        "entity_b": change.entity_b,
-        "boxes_a": change.boxes_a,
-        "boxes_b": change.boxes_b,
-    }
