@@ -18,11 +18,13 @@ def job_create(
 
 
 def job_start(job: Job, *, total: int) -> None:
-    job.status = JobStatus.RUNNING
+    """Mark the job running; a job cancelled while it waited stays cancelled."""
     job.total = total
     job.done = 0
     job.started_at = timezone.now()
-    job.save(update_fields=["status", "total", "done", "started_at"])
+    Job.objects.filter(pk=job.pk).update(total=total, done=0, started_at=job.started_at)
+    Job.objects.filter(pk=job.pk, status=JobStatus.QUEUED).update(status=JobStatus.RUNNING)
+    job.status = Job.objects.values_list("status", flat=True).get(pk=job.pk)
 
 
 def job_progress(job: Job, *, done: int) -> None:

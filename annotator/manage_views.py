@@ -26,6 +26,7 @@ from annotator.forms import (
     RoleForm,
 )
 from annotator.models import Job, JobStatus, Membership, Project, Role
+from annotator.preannotation import BACKENDS, UnknownBackend, job_cancel, preannotate_queue
 from annotator.services import PairRejected, pair_create
 from annotator.textformats import guidelines_html
 from annotator.uploads import import_queue
@@ -249,6 +250,7 @@ def jobs(request: HttpRequest, slug: str) -> HttpResponse:
         "tab": "jobs",
         "page": page,
         "running": any(job.status in _RUNNING for job in page.object_list),
+        "backends": BACKENDS,
     }
     return render(request, "annotator/manage/jobs.html", context)
 
@@ -283,3 +285,31 @@ def _duration(job: Job) -> str:
         return f"{seconds:.1f} s"
     minutes, seconds = divmod(round(seconds), 60)
     return f"{minutes} min {seconds} s"
+
+
+@require_POST
+@login_required
+def preannotate(request: HttpRequest, slug: str) -> HttpResponse:
+    """Start a pre-annotation job over the project's open pairs and watch it."""
+    project = _lead_project(request, slug)
+    try:
+        job = preannotate_queue(
+            project=project, backend=request.POST.get("backend", ""), user=request.user
+        )
+    except UnknownBackend as exc:
+        messages.error(request, str(exc))
+        return redirect("annotator:jobs", project.slug)
+    return redirect("annotator:job", job.pk)
+
+
+@require_POST
+@login_required
+def job_stop(request: HttpRequest, pk: int) -> HttpResponse:
+    """Cancel a queued or running job; it stops between batches."""
+    job = get_object_or_404(Job.objects.select_related("project"), pk=pk)
+    if job.project is None:
+        raise Http404("no such job")
+    _lead_project(request, job.project.slug)
+    if job_cancel(job=job):
+        messages.info(request, f"Job #{job.pk} will stop after its current batch.")
+    return redirect("annotator:job", job.pk)

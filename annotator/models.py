@@ -372,6 +372,7 @@ class Prediction(models.Model):
     confidence = models.FloatField(null=True, blank=True)
     changes = models.JSONField(default=list)
     flags = models.JSONField(default=list, blank=True)
+    error = models.TextField(blank=True)  # why the model gave no usable answer, if it did not
     job = models.ForeignKey(Job, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
 

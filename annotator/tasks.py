@@ -8,9 +8,11 @@ from pathlib import Path
 
 from celery import shared_task
 from django.core.files.storage import default_storage
+from django.db import OperationalError
 
 from annotator.importing import ImportUnusable, pairs_import
 from annotator.models import Job, JobStatus
+from annotator.preannotation import preannotate_run
 
 
 @shared_task(acks_late=True)
@@ -38,5 +40,16 @@ def import_pairs_job(job_id: int) -> dict | None:
                 job=job,
                 actor=job.created_by,
             )
+    job.refresh_from_db()
+    return job.result
+
+
+@shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=3)
+def preannotate_job(job_id: int) -> dict | None:
+    """Run a queued pre-annotation job; a redelivered message finds it started and stops."""
+    job = Job.objects.select_related("project").get(pk=job_id)
+    if job.status != JobStatus.QUEUED:
+        return job.result
+    preannotate_run(job=job)
     job.refresh_from_db()
     return job.result

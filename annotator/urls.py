@@ -25,4 +25,6 @@ urlpatterns = [
     path("p/<slug:slug>/upload/pair/", manage_views.upload_pair, name="upload_pair"),
     path("p/<slug:slug>/jobs/", manage_views.jobs, name="jobs"),
     path("jobs/<int:pk>/", manage_views.job_detail, name="job"),
+    path("jobs/<int:pk>/cancel/", manage_views.job_stop, name="job_cancel"),
+    path("p/<slug:slug>/preannotate/", manage_views.preannotate, name="preannotate"),
 ]

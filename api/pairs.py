@@ -115,7 +115,7 @@ class JobSerializer(serializers.ModelSerializer):
         ]
 
 
-def _lead_project(request: Request, slug: str) -> Project | Response:
+def lead_project(request: Request, slug: str) -> Project | Response:
     project = get_object_or_404(Project, slug=slug)
     role = project_role(request.user, project)
     if role is None:
@@ -143,7 +143,7 @@ def _lead_project(request: Request, slug: str) -> Project | Response:
 @parser_classes([MultiPartParser])
 def project_pairs_view(request: Request, slug: str) -> Response:
     """List a project's pairs (filters: status, category, gold) or upload one pair."""
-    project = _lead_project(request, slug)
+    project = lead_project(request, slug)
     if isinstance(project, Response):
         return project
     if request.method == "POST":
@@ -196,7 +196,7 @@ def pair_detail(request: Request, pk: int) -> Response:
 @parser_classes([MultiPartParser])
 def imports(request: Request, slug: str) -> Response:
     """Start a bulk import (a manifest and a zip of images); poll the job for progress."""
-    project = _lead_project(request, slug)
+    project = lead_project(request, slug)
     if isinstance(project, Response):
         return project
     upload = ImportSerializer(data=request.data)

@@ -2,7 +2,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.permissions import AllowAny
 
-from api import annotate, auth, metrics, pairs, review, views
+from api import annotate, auth, metrics, pairs, predictions, review, views
 
 app_name = "api"
 
@@ -21,6 +21,12 @@ urlpatterns = [
     path("pairs/<int:pk>/", pairs.pair_detail, name="pair-detail"),
     path("jobs/<int:pk>/", pairs.job_detail, name="job-detail"),
     path("projects/<slug:slug>/disputes/", review.disputes, name="project-disputes"),
+    path(
+        "projects/<slug:slug>/predictions/",
+        predictions.import_predictions,
+        name="project-predictions",
+    ),
+    path("projects/<slug:slug>/preannotate/", predictions.preannotate, name="project-preannotate"),
     path("projects/<slug:slug>/agreement/", metrics.project_agreement, name="project-agreement"),
     path("pairs/<int:pk>/resolution/", review.resolution, name="pair-resolution"),
     path("projects/<slug:slug>/next/", annotate.lease_next, name="lease-next"),

@@ -1,0 +1,140 @@
+"""Pre-annotation: run a predictor over a project's pairs as a background job.
+
+A rerun replaces the predictions of the same model version; a predictor's failure on one pair
+is recorded on the job and the prediction row, never raised; a lead may cancel between batches.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from django.conf import settings
+from django.db import transaction
+
+from annotator.jobs import job_create, job_finish, job_progress, job_start
+from annotator.models import Job, JobKind, JobStatus, Pair, PairStatus, Prediction, Project
+from pairdiff.predict import PredictionResult, Predictor
+
+BATCH_SIZE = 20
+BACKENDS = ("pixeldiff", "vlm")
+
+
+class UnknownBackend(ValueError):
+    pass
+
+
+def predictor_for(backend: str) -> Predictor:
+    """The configured predictor behind a backend name (see README: DIFFMARK_VLM_*)."""
+    if backend == "pixeldiff":
+        from pairdiff.pixeldiff import PixelDiff  # numpy/scikit-image: load only when used
+
+        return PixelDiff()
+    if backend == "vlm":
+        from pairdiff.vlm import VlmPredictor
+
+        if not settings.DIFFMARK_VLM_URL:
+            raise UnknownBackend(
+                "the vlm backend needs DIFFMARK_VLM_URL (an OpenAI-compatible API)"
+            )
+        return VlmPredictor(
+            base_url=settings.DIFFMARK_VLM_URL,
+            model=settings.DIFFMARK_VLM_MODEL,
+            api_key=settings.DIFFMARK_VLM_API_KEY or None,
+            timeout=settings.DIFFMARK_VLM_TIMEOUT,
+        )
+    raise UnknownBackend(f"unknown backend {backend!r} (known: {', '.join(BACKENDS)})")
+
+
+def preannotate_queue(
+    *, project: Project, backend: str, user=None, pair_ids: list[int] | None = None
+) -> Job:
+    """Queue a pre-annotation job (after commit); UnknownBackend for a name we do not know."""
+    from annotator.tasks import preannotate_job  # the task module imports this one
+
+    if backend not in BACKENDS:
+        raise UnknownBackend(f"unknown backend {backend!r} (known: {', '.join(BACKENDS)})")
+    params = {"backend": backend, "pairs": pair_ids}
+    job = job_create(kind=JobKind.PREANNOTATE, project=project, user=user, params=params)
+    transaction.on_commit(lambda: preannotate_job.delay(job.pk))
+    return job
+
+
+def job_cancel(*, job: Job) -> bool:
+    """Ask a queued or running job to stop; it stops between batches. False when it ended."""
+    return bool(
+        Job.objects.filter(pk=job.pk, status__in=[JobStatus.QUEUED, JobStatus.RUNNING]).update(
+            status=JobStatus.CANCELLED
+        )
+    )
+
+
+def preannotate_run(*, job: Job, predictor: Predictor | None = None) -> None:
+    """Predict every selected pair of the job's project (the open, not yet annotated ones by
+    default), in batches, reporting progress; stops early when the job is cancelled."""
+    predictor = predictor or predictor_for(job.params["backend"])
+    pairs = _selected(job)
+    job_start(job, total=len(pairs))
+    outcome: Counter[str] = Counter()
+    errors: list[dict] = []
+    for start in range(0, len(pairs), BATCH_SIZE):
+        if Job.objects.filter(pk=job.pk, status=JobStatus.CANCELLED).exists():
+            job_finish(
+                job,
+                status=JobStatus.CANCELLED,
+                result=dict(outcome),
+                errors=errors,
+                message=f"cancelled after {start} of {len(pairs)} pairs",
+            )
+            return
+        for pair in pairs[start : start + BATCH_SIZE]:
+            result = _predict(predictor, pair)
+            _store(pair, predictor, result, job)
+            outcome["failed" if result.error else "predicted"] += 1
+            outcome.update(f"flag:{flag}" for flag in result.flags)
+            if result.error:
+                errors.append({"id": pair.external_id or str(pair.pk), "message": result.error})
+        job_progress(job, done=min(start + BATCH_SIZE, len(pairs)))
+    job_finish(
+        job,
+        status=JobStatus.SUCCEEDED,
+        result=dict(outcome),
+        errors=errors,
+        message=f"{outcome['predicted']} pairs predicted, {outcome['failed']} failed",
+    )
+
+
+def _selected(job: Job) -> list[Pair]:
+    pairs = Pair.objects.filter(project=job.project).order_by("id")
+    if job.params.get("pairs"):
+        return list(pairs.filter(pk__in=job.params["pairs"]))
+    return list(pairs.filter(status__in=[PairStatus.IMPORTED, PairStatus.PRE_ANNOTATED]))
+
+
+def _predict(predictor: Predictor, pair: Pair) -> PredictionResult:
+    try:
+        with pair.image_a.open("rb") as a, pair.image_b.open("rb") as b:
+            data_a, data_b = a.read(), b.read()
+        return predictor.predict(
+            data_a, data_b, categories=pair.project.category_slugs, instruction=pair.instruction
+        )
+    except Exception as exc:  # a predictor bug must not sink the other pairs of the job
+        return PredictionResult(error=f"{type(exc).__name__}: {exc}")
+
+
+@transaction.atomic
+def _store(pair: Pair, predictor: Predictor, result: PredictionResult, job: Job) -> None:
+    Prediction.objects.update_or_create(
+        pair=pair,
+        model_name=predictor.name,
+        model_version=predictor.version,
+        defaults={
+            "changes": [c.as_json() for c in result.changes],
+            "flags": list(result.flags) + (["error"] if result.error else []),
+            "confidence": result.confidence,
+            "error": result.error[:2000],
+            "job": job,
+        },
+    )
+    Pair.objects.filter(pk=pair.pk, status=PairStatus.IMPORTED).update(
+        status=PairStatus.PRE_ANNOTATED
+    )
