@@ -12,7 +12,7 @@ SECURE_SSL_REDIRECT = False
 SESSION_COOKIE_SECURE = False
 CSRF_COOKIE_SECURE = False
 ALLOWED_HOSTS = ["testserver", "127.0.0.1", "localhost"]
-MEDIA_ROOT = tempfile.mkdtemp(prefix="diffmark-test-media-")
+MEDIA_ROOT = os.environ.get("MEDIA_ROOT") or tempfile.mkdtemp(prefix="diffmark-test-media-")
 STORAGES["staticfiles"] = {  # noqa: F405
     "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
 }

@@ -1,20 +1,12 @@
 """The real path: submit → commit → Redis → a Celery worker process → PostgreSQL."""
 
-import os
-import socket
-import subprocess
-import sys
 import time
-import uuid
-from pathlib import Path
 
 import pytest
-from django.db import connection
 
 from annotator.leasing import assignment_lease_next
 from annotator.models import Pair, PairStatus
 from annotator.submitting import annotation_submit
-from config.celery import app as celery_app
 from review.models import Agreement
 from tests.factories import answer, make_pair
 
@@ -23,53 +15,6 @@ pytestmark = [
     pytest.mark.postgres,
     pytest.mark.django_db(transaction=True),
 ]
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _database_url() -> str:
-    db = connection.settings_dict
-    password = f":{db['PASSWORD']}" if db["PASSWORD"] else ""
-    return f"postgres://{db['USER']}{password}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}"
-
-
-KEYS = ("broker_url", "task_always_eager", "task_default_queue")
-
-
-KEYS = ("broker_url", "task_always_eager", "task_default_queue")
-
-
-@pytest.fixture
-def celery_worker(tmp_path):
-    """A worker process on a queue of its own, fed through the configured Redis broker."""
-    broker = os.environ.get("CELERY_BROKER_URL") or "redis://127.0.0.1:6379/0"
-    queue = f"test-{uuid.uuid4().hex[:8]}"
-    env = os.environ | {
-        "DJANGO_SETTINGS_MODULE": "config.settings_test",
-        "DATABASE_URL": _database_url(),
-        "CELERY_BROKER_URL": broker,
-    }
-    command = [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo"]
-    command += ["-Q", queue, "-n", f"{queue}@%h", "--loglevel=WARNING", "--without-gossip"]
-    log = (tmp_path / "worker.log").open("w")
-    worker = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    saved = {key: celery_app.conf[key] for key in KEYS}
-    celery_app.conf.update(broker_url=broker, task_always_eager=False, task_default_queue=queue)
-    try:
-        deadline = time.monotonic() + 60
-        name = f"{queue}@{socket.gethostname()}"
-        while not celery_app.control.ping(timeout=1, destination=[name]):
-            assert worker.poll() is None, _log("the worker exited at start", tmp_path)
-            assert time.monotonic() < deadline, _log("no worker within 60 s", tmp_path)
-        yield worker
-    finally:
-        worker.terminate()
-        worker.wait(timeout=30)
-        celery_app.conf.update(saved)
-        log.close()
-
-
-def _log(message: str, tmp_path: Path) -> str:
-    return f"{message}; its log:\n{(tmp_path / 'worker.log').read_text()[-3000:]}"
 
 
 def test_a_real_worker_cross_checks_the_pair_after_the_last_submit(
