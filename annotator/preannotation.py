@@ -13,6 +13,7 @@ from django.db import transaction
 
 from annotator.jobs import job_create, job_finish, job_progress, job_start
 from annotator.models import Job, JobKind, JobStatus, Pair, PairStatus, Prediction, Project
+from annotator.services import image_limits
 from pairdiff.predict import PredictionResult, Predictor
 
 BATCH_SIZE = 20
@@ -36,12 +37,16 @@ def predictor_for(backend: str) -> Predictor:
             raise UnknownBackend(
                 "the vlm backend needs DIFFMARK_VLM_URL (an OpenAI-compatible API)"
             )
-        return VlmPredictor(
-            base_url=settings.DIFFMARK_VLM_URL,
-            model=settings.DIFFMARK_VLM_MODEL,
-            api_key=settings.DIFFMARK_VLM_API_KEY or None,
-            timeout=settings.DIFFMARK_VLM_TIMEOUT,
-        )
+        try:
+            return VlmPredictor(
+                base_url=settings.DIFFMARK_VLM_URL,
+                model=settings.DIFFMARK_VLM_MODEL,
+                api_key=settings.DIFFMARK_VLM_API_KEY or None,
+                timeout=settings.DIFFMARK_VLM_TIMEOUT,
+                image_limits=image_limits(),  # the same limits the import applied
+            )
+        except ValueError as exc:
+            raise UnknownBackend(f"the vlm backend is misconfigured: {exc}") from exc
     raise UnknownBackend(f"unknown backend {backend!r} (known: {', '.join(BACKENDS)})")
 
 

@@ -5,7 +5,7 @@ from rest_framework.test import APIClient
 
 from annotator.jobs import job_create
 from annotator.models import Job, JobKind, JobStatus, Pair, PairStatus, Prediction
-from annotator.preannotation import job_cancel, preannotate_run
+from annotator.preannotation import UnknownBackend, job_cancel, preannotate_run, predictor_for
 from annotator.predictions import predictions_import
 from pairdiff.geometry import Box
 from pairdiff.predict import NO_VISIBLE_CHANGE, PredictedChange, PredictionResult
@@ -171,3 +171,18 @@ def test_only_leads_import_predictions(project, request, who):
     client.force_authenticate(request.getfixturevalue(who))
     response = client.post("/api/v1/projects/cars/predictions/", {"predictions": []}, format="json")
     assert response.status_code == 403
+
+
+def test_the_vlm_backend_is_built_from_settings(settings):
+    settings.DIFFMARK_VLM_URL = "http://127.0.0.1:9/v1"
+    settings.DIFFMARK_VLM_MODEL = "qwen3-vl-test"
+
+    predictor = predictor_for("vlm")
+
+    assert predictor.name == "vlm" and "qwen3-vl-test" in predictor.version
+
+
+def test_the_vlm_backend_without_a_url_is_a_clear_error(settings):
+    settings.DIFFMARK_VLM_URL = ""
+    with pytest.raises(UnknownBackend, match="DIFFMARK_VLM_URL"):
+        predictor_for("vlm")
