@@ -44,6 +44,7 @@ bench: install  ## figures; annotate_load needs the local PostgreSQL
 	$(BIN)/python bench/import_pairs.py
 	$(BIN)/python bench/import_pairs.py --postgres
 	$(BIN)/python bench/annotate_load.py
+	$(BIN)/python bench/pixeldiff.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .ruff_cache .hypothesis

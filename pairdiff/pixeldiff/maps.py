@@ -1,0 +1,208 @@
+"""Perceptual difference maps, the adaptive threshold, clean-up and connected regions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import ndimage as ndi
+from skimage.filters import apply_hysteresis_threshold
+from skimage.metrics import structural_similarity
+
+from pairdiff.pixeldiff.decode import Xyxy
+from pairdiff.pixeldiff.settings import Settings
+
+# sRGB decoding as a 256-entry table: converting uint8 through it is far cheaper than the
+# power function per pixel, and skimage's rgb2lab costs several times more at 512².
+_LINEAR = np.where(
+    (v := np.arange(256) / 255.0) <= 0.04045, v / 12.92, ((v + 0.055) / 1.055) ** 2.4
+).astype(np.float32)
+# sRGB (D65) to XYZ, rows pre-divided by the D65 white point.
+_TO_XYZ = np.array(
+    [
+        [0.412453, 0.357580, 0.180423],
+        [0.212671, 0.715160, 0.072169],
+        [0.019334, 0.119193, 0.950227],
+    ],
+    np.float32,
+) / np.array([[0.950456], [1.0], [1.088754]], np.float32)
+
+
+def to_lab(rgb: np.ndarray) -> np.ndarray:
+    """CIELAB (D65) of a uint8 RGB image, float32 (h, w, 3); L in [0, 100]."""
+    xyz = _LINEAR[rgb] @ _TO_XYZ.T
+    f = np.where(xyz > 0.008856, np.cbrt(xyz), 7.787 * xyz + 16.0 / 116.0)
+    lab = np.empty_like(f)
+    lab[..., 0] = 116.0 * f[..., 1] - 16.0
+    lab[..., 1] = 500.0 * (f[..., 0] - f[..., 1])
+    lab[..., 2] = 200.0 * (f[..., 1] - f[..., 2])
+    return lab
+
+
+def score_map(lab_a: np.ndarray, lab_b: np.ndarray, s: Settings) -> np.ndarray:
+    """Per-pixel difference in units of "just visible": the larger of colour (ΔE) and
+    structure (SSIM on lightness). ΔE sees recolouring and light; SSIM sees blur, noise and
+    texture that barely move the mean colour."""
+    de = np.sqrt((lab_a[..., 0] - lab_b[..., 0]) ** 2 + _chroma_distance(lab_a, lab_b) ** 2)
+    # A little smoothing: one odd pixel (resampling, dithering) is not a change.
+    score = ndi.gaussian_filter(de, 1.0) / s.delta_e
+    # Gaussian SSIM (σ 1.5) uses an 11×11 window; smaller images are judged on ΔE alone.
+    if min(score.shape) >= 11:
+        _, ssim = structural_similarity(
+            lab_a[..., 0],
+            lab_b[..., 0],
+            data_range=100.0,
+            full=True,
+            gaussian_weights=True,
+            sigma=1.5,
+            use_sample_covariance=False,
+        )
+        score = np.maximum(score, (1.0 - ssim) / 2.0 / s.dissimilarity)
+    return score.astype(np.float32)
+
+
+def _chroma_distance(lab_a: np.ndarray, lab_b: np.ndarray) -> np.ndarray:
+    """Chroma difference that forgives colour smeared by a pixel or two.
+
+    The eye resolves colour far more coarsely than lightness, and JPEG halves chroma
+    resolution: a colour edge in B smeared across its neighbours would otherwise light up
+    every edge. So chroma is blurred a little, and a pixel only differs by how far its colour
+    lies outside the range the other image has within one pixel of it (both ways round).
+    """
+    total_ab = np.zeros(lab_a.shape[:2], np.float32)
+    total_ba = np.zeros(lab_a.shape[:2], np.float32)
+    for c in (1, 2):
+        # One contiguous channel at a time: filters run several times faster than on (h, w, 2).
+        ca = ndi.gaussian_filter(np.ascontiguousarray(lab_a[..., c]), 1.0)
+        cb = ndi.gaussian_filter(np.ascontiguousarray(lab_b[..., c]), 1.0)
+        total_ab += _outside(cb, ca) ** 2
+        total_ba += _outside(ca, cb) ** 2
+    return np.sqrt(np.minimum(total_ab, total_ba))
+
+
+def _outside(x: np.ndarray, ref: np.ndarray) -> np.ndarray:
+    """How far x lies outside ref's 3×3 neighbourhood range (0 inside it)."""
+    p = np.pad(ref, 1, mode="edge")
+    # Shifted slices: several times faster than scipy's min/max filters.
+    rows_lo = np.minimum(np.minimum(p[:-2], p[1:-1]), p[2:])
+    rows_hi = np.maximum(np.maximum(p[:-2], p[1:-1]), p[2:])
+    low = np.minimum(np.minimum(rows_lo[:, :-2], rows_lo[:, 1:-1]), rows_lo[:, 2:])
+    high = np.maximum(np.maximum(rows_hi[:, :-2], rows_hi[:, 1:-1]), rows_hi[:, 2:])
+    return np.maximum(0.0, np.maximum(x - high, low - x))
+
+
+def threshold(score: np.ndarray, s: Settings) -> tuple[float, float]:
+    """Robust adaptive thresholds (high, low): median + k·MAD, never below the visibility
+    floor (1.0); low is where a region may grow to (hysteresis).
+
+    When nothing changed the floor decides; when B is re-encoded or grainy everywhere the
+    median and spread rise with that background and only real edits stand out; the cap keeps
+    a change that covers most of the frame from raising the bar above itself.
+    """
+    med = float(np.median(score))
+    mad = 1.4826 * float(np.median(np.abs(score - med)))
+    # Capped: when most of the frame changed, the median sits inside the change itself.
+    high = min(max(1.0, med + s.mad_k * mad), s.max_threshold)
+    # Growing stops short of the background's own level, else grain joins everything.
+    low = min(high, max(s.grow * high, med + 0.5 * s.mad_k * mad))
+    return high, low
+
+
+def changed_mask(score: np.ndarray, levels: tuple[float, float], s: Settings) -> np.ndarray:
+    """Pixels above the threshold, grown by hysteresis, opened, closed and de-speckled."""
+    h, w = score.shape
+    high, low = levels
+    mask = apply_hysteresis_threshold(score, low, high)
+    mask = ndi.binary_opening(mask, structure=_disk(1))
+    radius = max(1, round(s.close * float(np.hypot(h, w))))
+    # Closing joins the speckles of a noisy or textured edit into one area; padding first
+    # keeps regions at the border from being eaten by the erosion.
+    padded = np.pad(mask, radius)
+    mask = ndi.binary_closing(padded, structure=_disk(radius))[radius:-radius, radius:-radius]
+    return drop_small(mask, max(4, round(s.min_area * h * w)))
+
+
+def drop_small(mask: np.ndarray, min_pixels: int) -> np.ndarray:
+    labels, n = ndi.label(mask)
+    if n == 0:
+        return mask
+    sizes = np.bincount(labels.ravel())
+    keep = sizes >= min_pixels
+    keep[0] = False
+    return keep[labels]
+
+
+def _disk(radius: int) -> np.ndarray:
+    yy, xx = np.mgrid[-radius : radius + 1, -radius : radius + 1]
+    return xx * xx + yy * yy <= radius * radius
+
+
+@dataclass
+class Region:
+    """Connected changed pixels (after merging nearby parts), in working-frame pixels."""
+
+    box: Xyxy  # x1, y1, x2, y2, exclusive
+    mask: np.ndarray  # bool, the size of box
+    strength: float  # mean score over the region, relative to the threshold
+
+    @property
+    def area(self) -> int:
+        return int(self.mask.sum())
+
+
+def regions(mask: np.ndarray, score: np.ndarray, level: float, s: Settings) -> list[Region]:
+    """Connected regions of the mask; parts closer than merge_gap become one region, since
+    one edit often breaks into pieces (a word's letters, a galaxy's halo)."""
+    labels, n = ndi.label(mask)
+    if n == 0:
+        return []
+    slices = ndi.find_objects(labels)
+    boxes = [(sl[1].start, sl[0].start, sl[1].stop, sl[0].stop) for sl in slices]
+    gap = max(1.0, s.merge_gap * float(np.hypot(*mask.shape)))
+    groups = _merge_boxes(boxes, gap)
+    out = []
+    for members in groups:
+        x1 = min(boxes[i][0] for i in members)
+        y1 = min(boxes[i][1] for i in members)
+        x2 = max(boxes[i][2] for i in members)
+        y2 = max(boxes[i][3] for i in members)
+        crop = labels[y1:y2, x1:x2]
+        part = np.isin(crop, [i + 1 for i in members])
+        strength = float(score[y1:y2, x1:x2][part].mean()) / level
+        out.append(Region((x1, y1, x2, y2), part, strength))
+    return out
+
+
+def _merge_boxes(boxes: list[Xyxy], gap: float) -> list[list[int]]:
+    """Groups of box indices whose boxes (grown by gap/2) overlap, transitively."""
+    parent = list(range(len(boxes)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    changed = True
+    while changed:
+        changed = False
+        # Merged groups are compared by their union box, so the loop repeats until stable.
+        unions: dict[int, list[float]] = {}
+        for i, b in enumerate(boxes):
+            u = unions.setdefault(find(i), [b[0], b[1], b[2], b[3]])
+            u[:] = [min(u[0], b[0]), min(u[1], b[1]), max(u[2], b[2]), max(u[3], b[3])]
+        roots = list(unions)
+        for j, r in enumerate(roots):
+            for q in roots[j + 1 :]:
+                if find(r) == find(q):
+                    continue
+                ur, uq = unions[r], unions[q]
+                dx = max(ur[0], uq[0]) - min(ur[2], uq[2])
+                dy = max(ur[1], uq[1]) - min(ur[3], uq[3])
+                if max(dx, dy) <= gap:
+                    parent[find(q)] = find(r)
+                    changed = True
+    groups: dict[int, list[int]] = {}
+    for i in range(len(boxes)):
+        groups.setdefault(find(i), []).append(i)
+    return sorted(groups.values())

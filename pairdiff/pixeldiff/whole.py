@@ -1,0 +1,118 @@
+"""Whole-image changes: lighting, a colour cast, noise, blur and a change of resolution."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import ndimage as ndi
+
+TILES = 8  # the frame is judged on an 8×8 grid: "everywhere" means most tiles
+# Energy (L² units) of new fine detail that counts as noise: grain of σ ≈ 2 grey levels, or
+# the artefacts of a JPEG re-save at quality ~90.
+_NOISE_ENERGY = 0.5
+
+
+@dataclass(frozen=True)
+class GlobalChange:
+    """A change of the whole image; kind is one of lighting, global_colour, noise, blur,
+    resolution; detail is a phrase for the description ("brighter", "warm")."""
+
+    kind: str
+    detail: str
+    confidence: float
+
+
+def spread(changed: np.ndarray) -> float:
+    """Share of grid tiles in which at least a tenth of the pixels changed."""
+    return float(np.mean(_tile_means(changed.astype(np.float32)) >= 0.1))
+
+
+def _tile_means(values: np.ndarray) -> np.ndarray:
+    """Mean of each grid tile (fewer tiles for images smaller than the grid)."""
+    h, w = values.shape[:2]
+    ys = np.linspace(0, h, min(TILES, h) + 1).astype(int)
+    xs = np.linspace(0, w, min(TILES, w) + 1).astype(int)
+    return np.array(
+        [
+            values[y0:y1, x0:x1].mean()
+            for y0, y1 in zip(ys[:-1], ys[1:], strict=True)
+            for x0, x1 in zip(xs[:-1], xs[1:], strict=True)
+        ]
+    )
+
+
+def fit_tone(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """A with B's global tone curve applied: per channel, each level of A maps to the median
+    level B has where A has it. A gamma, exposure or tint is such a curve; a local edit is not,
+    and the median ignores the few pixels it touches."""
+    out = np.empty_like(a)
+    for c in range(3):
+        hist = np.bincount(
+            a[..., c].ravel().astype(np.int64) * 256 + b[..., c].ravel(), minlength=256 * 256
+        ).reshape(256, 256)
+        counts = hist.sum(axis=1)
+        cum = np.cumsum(hist, axis=1)
+        present = counts > 0
+        medians = np.argmax(cum >= (counts[:, None] + 1) // 2, axis=1).astype(np.float32)
+        levels = np.arange(256)
+        # Levels A never uses are interpolated; the curve is kept monotone, as tone curves are.
+        curve = np.interp(levels, levels[present], medians[present])
+        curve = np.maximum.accumulate(curve)
+        out[..., c] = np.rint(curve).astype(np.uint8)[a[..., c]]
+    return out
+
+
+def photometric(lab_a: np.ndarray, lab_b: np.ndarray, explained: float) -> GlobalChange:
+    """Lighting or colour cast, whichever moved the image more: mean lightness shift against
+    the mean shift of the chroma plane (a*, b*)."""
+    d = (lab_b - lab_a).reshape(-1, 3).mean(axis=0)
+    d_l, d_a, d_b = (float(v) for v in d)
+    chroma = math.hypot(d_a, d_b)
+    if abs(d_l) >= chroma:
+        return GlobalChange("lighting", "brighter" if d_l > 0 else "darker", explained)
+    return GlobalChange("global_colour", tint_name(d_a, d_b), explained)
+
+
+def tint_name(d_a: float, d_b: float) -> str:
+    """A colour word for a shift in the a*, b* plane (hue angle in CIELAB)."""
+    angle = math.degrees(math.atan2(d_b, d_a)) % 360
+    names = ((30, "magenta"), (70, "warm orange"), (105, "yellow"), (190, "green"))
+    names += ((290, "cool blue"), (335, "purple"), (360, "magenta"))
+    return next(name for limit, name in names if angle < limit)
+
+
+def detail_energy(lab: np.ndarray) -> np.ndarray:
+    """Local energy of fine detail in lightness: what noise raises and blur removes."""
+    fine = _fine(lab)
+    return ndi.gaussian_filter(fine * fine, 2.0)
+
+
+def _fine(lab: np.ndarray) -> np.ndarray:
+    light = lab[..., 0]
+    return light - ndi.gaussian_filter(light, 1.0)
+
+
+def texture(lab_a: np.ndarray, lab_b: np.ndarray, share: float) -> GlobalChange | None:
+    """Noise or blur over at least `share` of the tiles.
+
+    Noise is fresh fine detail unrelated to what was there (grain, compression artefacts): the
+    fine part of B - A has energy and does not mirror A's fine detail. Blur takes A's fine
+    detail away: B keeps a fraction of it where A was textured.
+    """
+    if min(lab_a.shape[:2]) < 4 * TILES:
+        return None  # tiles of a pixel or two say nothing about grain
+    fine_a, fine_b = _fine(lab_a), _fine(lab_b)
+    fine_d = fine_b - fine_a
+    ea, eb, ed = (_tile_means(f * f) for f in (fine_a, fine_b, fine_d))
+    mirror = _tile_means(fine_d * fine_a) / np.sqrt(ed * ea + 1e-9)
+    noisy = float(np.mean((ed >= _NOISE_ENERGY) & (mirror > -0.5)))
+    if noisy >= share:
+        return GlobalChange("noise", "noisier", noisy)
+    textured = ea > 2.0
+    if textured.sum() >= 0.25 * ea.size:
+        blurrier = float(np.mean(eb[textured] < 0.6 * ea[textured]))
+        if blurrier >= share:
+            return GlobalChange("blur", "blurred", blurrier)
+    return None
