@@ -178,7 +178,9 @@ class Job(models.Model):
 
     @property
     def percent(self) -> int:
-        return round(100 * self.done / self.total) if self.total else 0
+        if not self.total:
+            return 100 if self.status == JobStatus.SUCCEEDED else 0
+        return round(100 * self.done / self.total)
 
 
 class Pair(models.Model):
