@@ -104,7 +104,9 @@ def preannotate_run(*, job: Job, predictor: Predictor | None = None) -> None:
         status=JobStatus.SUCCEEDED,
         result=dict(outcome),
         errors=errors,
-        message=f"{outcome['predicted']} pairs predicted, {outcome['failed']} failed",
+        message=f"{outcome['predicted']} pairs predicted, {outcome['failed']} failed"
+        if pairs
+        else "nothing to pre-annotate: every pair is already in annotation or decided",
     )
 
 
