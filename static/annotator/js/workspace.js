@@ -2,6 +2,7 @@
 // pointer, keyboard, panel, autosave and submit, and paints on demand. dispose() undoes it all
 // (every listener hangs on one AbortSignal), which htmx swaps rely on.
 import { createActions } from "./actions.js";
+import { fitStage, watchImages } from "./stage.js";
 import { sendJson } from "./api.js";
 import { browserStorage, createAutosave, pickDraft, pruneLocal, readLocal } from "./autosave.js";
 import { fitView, frameBox, viewTransform } from "./box.js";
@@ -214,33 +215,16 @@ export function mountWorkspace(root) {
   });
   const ticker = setInterval(() => chrome.clock(formatDuration(clock.elapsed())), 1000);
 
-  // Size: fill the viewport below the page header; repaint on any resize.
-  const fit = () => {
-    root.style.setProperty("--ws-top", `${Math.max(0, root.getBoundingClientRect().top + window.scrollY)}px`);
-    views.forEach((v) => v.viewer.resize());
-    invalidate();
-  };
-  const observer = new ResizeObserver(fit);
-  observer.observe(stage);
+  const { fit, observer } = fitStage(root, stage, views, invalidate);
 
   // The images' own decoded size is the frame boxes are measured in (EXIF orientation applied).
-  for (const side of ["a", "b"]) {
-    const img = images[side];
-    const loaded = () => {
-      if (!img.naturalWidth) return;
-      const natural = { width: img.naturalWidth, height: img.naturalHeight };
-      if (natural.width !== frames[side].width || natural.height !== frames[side].height) {
-        chrome.banner(`Image ${side.toUpperCase()} is ${natural.width}×${natural.height} in this browser but ${frames[side].width}×${frames[side].height} on the server; boxes follow the image you see — please report pair ${config.pair}.`, "warn");
-        frames[side] = natural;
-        store.setFrames({ ...frames });
-      }
+  watchImages({
+    images, frames, store, chrome, on, pair: config.pair, failed: "Reload the page; your work is kept.",
+    onLoaded: () => {
       if (modes.mode === "diff") ensureDiff();
       invalidate();
-    };
-    if (img.complete) loaded();
-    else on(img, "load", loaded);
-    on(img, "error", () => chrome.banner(`Image ${side.toUpperCase()} did not load. Reload the page; your work is kept.`, "error"));
-  }
+    },
+  });
 
   chrome.applyMode();
   fit();

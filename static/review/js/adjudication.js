@@ -4,6 +4,7 @@
 // the workspace store, which writes the hidden <textarea name="answer"> (the source of truth, as
 // in the workspace); it exists only while the lead edits one.
 import { createActions } from "../../annotator/js/actions.js";
+import { fitStage, watchImages } from "../../annotator/js/stage.js";
 import { sendJson } from "../../annotator/js/api.js";
 import { fitView, frameBox, viewTransform } from "../../annotator/js/box.js";
 import { createChrome } from "../../annotator/js/chrome.js";
@@ -338,31 +339,15 @@ export function mountAdjudication(root) {
     panel.render();
   });
 
-  const fit = () => {
-    root.style.setProperty("--ws-top", `${Math.max(0, root.getBoundingClientRect().top + window.scrollY)}px`);
-    views.forEach((v) => v.viewer.resize());
-    invalidate();
-  };
-  const observer = new ResizeObserver(fit);
-  observer.observe(stage);
+  const { fit, observer } = fitStage(root, stage, views, invalidate);
 
-  for (const side of ["a", "b"]) {
-    const img = images[side];
-    const loaded = () => {
-      if (!img.naturalWidth) return;
-      const natural = { width: img.naturalWidth, height: img.naturalHeight };
-      if (natural.width !== frames[side].width || natural.height !== frames[side].height) {
-        chrome.banner(`Image ${side.toUpperCase()} is ${natural.width}×${natural.height} in this browser but ${frames[side].width}×${frames[side].height} on the server; boxes follow the image you see — please report pair ${config.pair}.`, "warn");
-        frames[side] = natural;
-        store.setFrames({ ...frames });
-      }
+  watchImages({
+    images, frames, store, chrome, on, pair: config.pair, failed: "Reload the page.",
+    onLoaded: () => {
       if (modes.mode === "diff") ensureDiff();
       invalidate();
-    };
-    if (img.complete) loaded();
-    else on(img, "load", loaded);
-    on(img, "error", () => chrome.banner(`Image ${side.toUpperCase()} did not load. Reload the page.`, "error"));
-  }
+    },
+  });
 
   merge.fillSources();
   renderLayerToggles();
