@@ -2,7 +2,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.permissions import AllowAny
 
-from api import annotate, auth, metrics, pairs, predictions, review, views
+from api import annotate, auth, metrics, pairs, predictions, releases, review, views
 
 app_name = "api"
 
@@ -29,6 +29,10 @@ urlpatterns = [
     path("projects/<slug:slug>/preannotate/", predictions.preannotate, name="project-preannotate"),
     path("projects/<slug:slug>/agreement/", metrics.project_agreement, name="project-agreement"),
     path("pairs/<int:pk>/resolution/", review.resolution, name="pair-resolution"),
+    path("projects/<slug:slug>/releases/", releases.project_releases, name="project-releases"),
+    path("releases/<int:pk>/", releases.release_detail, name="release-detail"),
+    path("releases/<int:pk>/files/<path:name>", releases.release_file, name="release-file"),
+    path("releases/<int:pk>/records/", releases.release_records, name="release-records"),
     path("projects/<slug:slug>/next/", annotate.lease_next, name="lease-next"),
     path("assignments/<int:pk>/draft/", annotate.draft, name="assignment-draft"),
     path("assignments/<int:pk>/submit/", annotate.submit, name="assignment-submit"),

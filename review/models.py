@@ -1,11 +1,11 @@
-"""Known answers, agreement and resolutions."""
+"""Known answers, agreement, resolutions and releases."""
 
 from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
 
-from annotator.models import Annotation, Pair
+from annotator.models import Annotation, Job, Pair, Project
 
 
 class GoldAnswer(models.Model):
@@ -103,3 +103,97 @@ class Resolution(models.Model):
 
     def __str__(self) -> str:
         return f"{self.decision} on {self.pair} by {self.lead}"
+
+
+class ReleaseStatus(models.TextChoices):
+    BUILDING = "building", "Building"
+    READY = "ready", "Ready"
+    FAILED = "failed", "Failed"
+
+
+class Release(models.Model):
+    """An immutable, versioned snapshot of a project's accepted pairs. Visible to researchers
+    only once ready: files, records and the manifest appear together or not at all."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="releases")
+    name = models.CharField(max_length=100)
+    version = models.PositiveIntegerField()
+    plan = models.JSONField(default=dict)  # the split plan, seed included
+    status = models.CharField(
+        max_length=16, choices=ReleaseStatus.choices, default=ReleaseStatus.BUILDING
+    )
+    job = models.ForeignKey(Job, null=True, blank=True, on_delete=models.SET_NULL)
+    manifest = models.JSONField(null=True, blank=True)
+    message = models.TextField(blank=True)  # why the last build failed
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    ready_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-version"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "name"], name="release_name_per_project"),
+            models.UniqueConstraint(
+                fields=["project", "version"], name="release_version_per_project"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(status__in=ReleaseStatus.values), name="release_status_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.project.slug} {self.name} (v{self.version})"
+
+    @property
+    def prefix(self) -> str:
+        """The release's folder in storage."""
+        return f"releases/{self.project.slug}/{self.pk}"
+
+    @property
+    def file_names(self) -> list[str]:
+        return sorted((self.manifest or {}).get("files", {}))
+
+
+class ReleaseRecord(models.Model):
+    """One benchmark record of a ready release, for paginated and filtered reading."""
+
+    release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="records")
+    pair = models.ForeignKey(Pair, null=True, on_delete=models.SET_NULL, related_name="+")
+    position = models.PositiveIntegerField()
+    split = models.CharField(max_length=8)
+    category = models.CharField(max_length=64)
+    difficulty = models.CharField(max_length=8, blank=True)
+    data = models.JSONField()
+
+    class Meta:
+        ordering = ["release", "position"]
+        indexes = [
+            models.Index(
+                fields=["release", "split", "category", "difficulty"],
+                name="release_record_filters",
+            )
+        ]
+        constraints = [
+            models.UniqueConstraint(fields=["release", "position"], name="release_record_once")
+        ]
+
+    def __str__(self) -> str:
+        return f"record {self.position} of {self.release}"
+
+
+class QuestionEdit(models.Model):
+    """A lead's hard negatives for a pair's multiple-choice question, replacing the derived
+    ones in the next releases while the description they were written for still stands."""
+
+    pair = models.OneToOneField(Pair, on_delete=models.CASCADE, related_name="question_edit")
+    description = models.TextField()  # the true description the negatives answer
+    negatives = models.JSONField()  # two sentences
+    edited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    edited_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"question negatives of {self.pair}"

@@ -1,4 +1,4 @@
-"""Reads of the review side: the standing decision, the disputes queue, spot-check samples."""
+"""Reads of the review side: the standing decision, disputes, spot-checks, visible releases."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ import random
 
 from django.db.models import Exists, OuterRef, QuerySet, Subquery
 
-from annotator.models import Pair, PairStatus, Project
-from review.models import Decision, Resolution
+from annotator.models import Pair, PairStatus, Project, Role
+from annotator.selectors import project_role
+from review.models import Decision, Release, ReleaseStatus, Resolution
 
 
 def latest_resolution(pair: Pair) -> Resolution | None:
@@ -55,3 +56,26 @@ def spot_check_sample(project: Project, *, n: int, seed: int | None = None) -> l
     ids = list(auto.values_list("pk", flat=True))
     chosen = random.Random(seed).sample(ids, min(n, len(ids)))
     return list(Pair.objects.filter(pk__in=chosen).order_by("id"))
+
+
+def releases_visible(user, project: Project) -> QuerySet[Release]:
+    """Releases of the project the user may read: all for leads, ready ones for researchers,
+    none for annotators (a release holds the agreed answers they must not see)."""
+    role = project_role(user, project)
+    releases = Release.objects.filter(project=project).select_related("project", "job")
+    if role == Role.LEAD:
+        return releases
+    if role == Role.RESEARCHER:
+        return releases.filter(status=ReleaseStatus.READY)
+    return releases.none()
+
+
+def release_visible(user, pk: int) -> Release | None:
+    release = Release.objects.select_related("project").filter(pk=pk).first()
+    if release is None or not releases_visible(user, release.project).filter(pk=pk).exists():
+        return None
+    return release
+
+
+def release_may_build(user, project: Project) -> bool:
+    return project_role(user, project) == Role.LEAD

@@ -4,6 +4,7 @@ from celery import shared_task
 
 from annotator.models import Job, JobStatus
 from review.agreement import agreement_compute, agreements_recompute, gold_score_compute
+from review.releases import release_build
 
 
 @shared_task(acks_late=True)
@@ -24,3 +25,9 @@ def recompute_agreements(job_id: int) -> dict | None:
     if job.status == JobStatus.QUEUED:
         agreements_recompute(job=job)
     return job.result
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True)
+def build_release(release_id: int) -> str:
+    """Build a release; a message redelivered after a worker died starts the build over."""
+    return release_build(release_id).status

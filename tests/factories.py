@@ -34,3 +34,23 @@ def answer(*, tier: str = "excellent", boxes_a=None, boxes_b=None, **change) -> 
         "boxes_b": [[20, 10, 40, 30]] if boxes_b is None else boxes_b,
     } | change
     return {"tier": tier, "defects": [], "time_spent_ms": 12_000, "changes": [body_change]}
+
+
+def make_accepted(project: Project, annotators, bodies) -> list[Pair]:
+    """Pairs both ``annotators`` answered with the same body each: accepted, with consensus."""
+    from annotator.leasing import assignment_lease_next
+    from annotator.submitting import annotation_submit
+    from review.agreement import agreement_compute
+
+    pairs = []
+    for body in bodies:
+        pair = make_pair(project)
+        for user in annotators:
+            assignment = assignment_lease_next(project=project, user=user)
+            assert assignment.pair_id == pair.pk
+            annotation_submit(assignment_id=assignment.pk, user=user, body=body)
+        agreement_compute(pair_id=pair.pk)
+        pair.refresh_from_db()
+        assert pair.status == "accepted", pair.status
+        pairs.append(pair)
+    return pairs

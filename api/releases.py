@@ -1,0 +1,213 @@
+"""Releases over REST: leads build them, researchers list, read and download them."""
+
+from __future__ import annotations
+
+import mimetypes
+
+from django.core.files.storage import default_storage
+from django.http import FileResponse
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.decorators import api_view
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from annotator.models import Project
+from annotator.selectors import project_role
+from api.annotate import ERRORS
+from api.errors import error_response
+from api.pairs import JobSerializer
+from pairdiff.release.splits import DIFFICULTIES, SPLITS, SplitPlan, SplitPlanInvalid
+from review.models import Release
+from review.releases import ReleaseRefused, release_create
+from review.selectors import release_may_build, release_visible, releases_visible
+
+
+class ReleaseSerializer(serializers.ModelSerializer):
+    counts = serializers.SerializerMethodField()
+    url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Release
+        fields = [
+            "id",
+            "name",
+            "version",
+            "status",
+            "plan",
+            "counts",
+            "message",
+            "created_at",
+            "ready_at",
+            "job",
+            "url",
+        ]
+
+    def get_counts(self, release: Release) -> dict | None:
+        return (release.manifest or {}).get("counts")
+
+    def get_url(self, release: Release) -> str:
+        return f"/api/v1/releases/{release.pk}/"
+
+
+class ReleaseDetailSerializer(ReleaseSerializer):
+    manifest = serializers.JSONField()
+
+    class Meta(ReleaseSerializer.Meta):
+        fields = [*ReleaseSerializer.Meta.fields, "manifest"]
+
+
+class ReleaseCreateSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=100)
+    seed = serializers.IntegerField(default=0, min_value=0, max_value=2**31 - 1)
+    val_fraction = serializers.FloatField(default=0.1, min_value=0, max_value=1)
+    test_fraction = serializers.FloatField(default=0.1, min_value=0, max_value=1)
+    test_per_category = serializers.IntegerField(required=False, allow_null=True, min_value=0)
+    test_ratio = serializers.ListField(
+        child=serializers.IntegerField(min_value=0),
+        min_length=3,
+        max_length=3,
+        required=False,
+        allow_null=True,
+        help_text="test difficulty mix [easy, medium, hard], e.g. [1, 2, 2]",
+    )
+
+    def validate(self, data):
+        try:
+            data["plan"] = SplitPlan(
+                seed=data["seed"],
+                val_fraction=data["val_fraction"],
+                test_fraction=data["test_fraction"],
+                test_per_category=data.get("test_per_category"),
+                test_ratio=tuple(data["test_ratio"]) if data.get("test_ratio") else None,
+            )
+        except SplitPlanInvalid as exc:
+            raise serializers.ValidationError(str(exc)) from exc
+        return data
+
+
+def _member_project(request: Request, slug: str) -> Project | Response:
+    project = get_object_or_404(Project, slug=slug)
+    if project_role(request.user, project) is None:
+        return error_response("not_found", "no such project", status.HTTP_404_NOT_FOUND)
+    return project
+
+
+@extend_schema(methods=["GET"], responses={200: ReleaseSerializer(many=True), **ERRORS})
+@extend_schema(
+    methods=["POST"], request=ReleaseCreateSerializer, responses={202: JobSerializer, **ERRORS}
+)
+@api_view(["GET", "POST"])
+def project_releases(request: Request, slug: str) -> Response:
+    """List the project's releases, or build a new one (leads) → 202 {job, release}."""
+    project = _member_project(request, slug)
+    if isinstance(project, Response):
+        return project
+    if request.method == "GET":
+        paginator = PageNumberPagination()
+        page = paginator.paginate_queryset(releases_visible(request.user, project), request)
+        return paginator.get_paginated_response(ReleaseSerializer(page, many=True).data)
+    if not release_may_build(request.user, project):
+        return error_response("permission_denied", "only leads build releases", 403)
+    body = ReleaseCreateSerializer(data=request.data)
+    body.is_valid(raise_exception=True)
+    try:
+        release = release_create(
+            project=project,
+            name=body.validated_data["name"],
+            plan=body.validated_data["plan"],
+            user=request.user,
+        )
+    except ReleaseRefused as exc:
+        return error_response(
+            "invalid", str(exc), 400, {"name": [str(exc)]} if "name" in str(exc) else None
+        )
+    release.refresh_from_db()
+    return Response(
+        {"job": JobSerializer(release.job).data, "release": ReleaseSerializer(release).data},
+        status=status.HTTP_202_ACCEPTED,
+    )
+
+
+def _release(request: Request, pk: int) -> Release | Response:
+    release = release_visible(request.user, pk)
+    if release is None:
+        return error_response("not_found", "no such release", status.HTTP_404_NOT_FOUND)
+    return release
+
+
+@extend_schema(responses={200: ReleaseDetailSerializer, **ERRORS})
+@api_view(["GET"])
+def release_detail(request: Request, pk: int) -> Response:
+    """A release with its manifest: files with size and sha256, counts, agreement figures."""
+    release = _release(request, pk)
+    if isinstance(release, Response):
+        return release
+    return Response(ReleaseDetailSerializer(release).data)
+
+
+@extend_schema(responses={(200, "application/octet-stream"): OpenApiTypes.BINARY, **ERRORS})
+@api_view(["GET"])
+def release_file(request: Request, pk: int, name: str):
+    """One file of a ready release, streamed; ``name`` as in the manifest (images/12_a.png)."""
+    release = _release(request, pk)
+    if isinstance(release, Response):
+        return release
+    entry = (release.manifest or {}).get("files", {}).get(name)
+    if entry is None:  # only names the manifest lists: nothing else of storage is reachable
+        return error_response("not_found", f"the release has no file {name!r}", 404)
+    handle = default_storage.open(f"{release.prefix}/{name}", "rb")
+    content_type = mimetypes.guess_type(name)[0] or "application/octet-stream"
+    response = FileResponse(
+        handle, content_type=content_type, as_attachment=True, filename=name.rsplit("/", 1)[-1]
+    )
+    response["Content-Length"] = str(entry["size"])
+    response["ETag"] = f'"{entry["sha256"]}"'
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Cache-Control"] = "private, max-age=86400, immutable"  # releases never change
+    return response
+
+
+@extend_schema(
+    parameters=[
+        OpenApiParameter("split", str, enum=list(SPLITS)),
+        OpenApiParameter("category", str),
+        OpenApiParameter("difficulty", str, enum=[*DIFFICULTIES, "none"]),
+    ],
+    responses={200: OpenApiTypes.OBJECT, **ERRORS},
+)
+@api_view(["GET"])
+def release_records(request: Request, pk: int) -> Response:
+    """The release's benchmark records, paginated; filters split, category, difficulty."""
+    release = _release(request, pk)
+    if isinstance(release, Response):
+        return release
+    records = release.records.order_by("position").only("data")
+    split, category = request.query_params.get("split"), request.query_params.get("category")
+    level = request.query_params.get("difficulty")
+    if split and split not in SPLITS:
+        return error_response(
+            "invalid",
+            f"split must be one of {', '.join(SPLITS)}",
+            400,
+            {"split": [f"unknown split {split!r}"]},
+        )
+    if level and level not in (*DIFFICULTIES, "none"):
+        return error_response(
+            "invalid",
+            "difficulty must be easy, medium, hard or none",
+            400,
+            {"difficulty": [f"unknown difficulty {level!r}"]},
+        )
+    if split:
+        records = records.filter(split=split)
+    if category:
+        records = records.filter(category=category)
+    if level:
+        records = records.filter(difficulty="" if level == "none" else level)
+    paginator = PageNumberPagination()
+    page = paginator.paginate_queryset(records, request)
+    return paginator.get_paginated_response([r.data for r in page])

@@ -1,0 +1,1 @@
+"""Release builders: pure functions from accepted pairs to release files."""

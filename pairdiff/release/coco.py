@@ -1,0 +1,60 @@
+"""COCO detection files, one per side, sharing pair ids as image ids."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+COCO_LICENCE_ID = 1
+
+
+def coco_side(
+    records: Sequence[Mapping],
+    side: str,
+    *,
+    categories: Sequence[Mapping],
+    info: Mapping,
+    licence: str = "",
+) -> dict:
+    """COCO detection JSON for side ``"a"`` or ``"b"``. Every box of every change is one
+    annotation (ids from 1: pycocotools treats id 0 as unmatched); an absent side has none.
+    Image ids are pair ids, so ``coco_a.json`` and ``coco_b.json`` line up."""
+    category_ids = {c["slug"]: i for i, c in enumerate(categories, start=1)}
+    images, annotations = [], []
+    for record in records:
+        width, height = record[f"size_{side}"]
+        images.append(
+            {
+                "id": record["pair_id"],
+                "file_name": record[f"image_{side}"],
+                "width": width,
+                "height": height,
+                "license": COCO_LICENCE_ID,
+                "split": record["split"],
+                "record_id": record["id"],
+            }
+        )
+        for change_index, change in enumerate(record["changes"]):
+            for x1, y1, x2, y2 in change[f"boxes_{side}_px"]:
+                w, h = x2 - x1, y2 - y1
+                annotations.append(
+                    {
+                        "id": len(annotations) + 1,
+                        "image_id": record["pair_id"],
+                        "category_id": category_ids[change["category"]],
+                        "bbox": [x1, y1, w, h],
+                        "area": w * h,
+                        "iscrowd": 0,
+                        "change": change_index,
+                        "entity": change[f"entity_{side}"],
+                    }
+                )
+    return {
+        "info": dict(info),
+        "licenses": [{"id": COCO_LICENCE_ID, "name": licence or "unspecified", "url": ""}],
+        "images": images,
+        "annotations": annotations,
+        "categories": [
+            {"id": category_ids[c["slug"]], "name": c["slug"], "supercategory": "change"}
+            for c in categories
+        ],
+    }

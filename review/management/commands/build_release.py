@@ -1,0 +1,54 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from annotator.models import Project
+from pairdiff.release.splits import SplitPlan, SplitPlanInvalid
+from review.models import ReleaseStatus
+from review.releases import ReleaseRefused, release_build, release_register
+
+
+def _ratio(text: str) -> tuple[int, int, int]:
+    try:
+        easy, medium, hard = (int(part) for part in text.split(":"))
+    except ValueError as exc:
+        raise CommandError(f"--test-ratio {text!r}: expected easy:medium:hard, e.g. 1:2:2") from exc
+    return easy, medium, hard
+
+
+class Command(BaseCommand):
+    help = "Build a release of the project's accepted pairs in this process."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--project", required=True)
+        parser.add_argument("--name", required=True)
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--val", type=float, default=0.1, help="val fraction (0.1)")
+        parser.add_argument("--test", type=float, default=0.1, help="test fraction (0.1)")
+        parser.add_argument("--test-per-category", type=int, help="exact test pairs per category")
+        parser.add_argument("--test-ratio", help="test difficulty mix easy:medium:hard, e.g. 1:2:2")
+
+    def handle(self, *args, project, name, seed, val, test, test_per_category, test_ratio, **_):
+        found = Project.objects.filter(slug=project).first()
+        if found is None:
+            raise CommandError(f"no project with slug {project!r}")
+        try:
+            plan = SplitPlan(
+                seed=seed,
+                val_fraction=val,
+                test_fraction=test,
+                test_per_category=test_per_category,
+                test_ratio=_ratio(test_ratio) if test_ratio else None,
+            )
+            release = release_register(project=found, name=name, plan=plan)
+        except (SplitPlanInvalid, ReleaseRefused) as exc:
+            raise CommandError(str(exc)) from exc
+        release = release_build(release.pk)
+        if release.status != ReleaseStatus.READY:
+            raise CommandError(f"release {release.name} failed: {release.message}")
+        counts = release.manifest["counts"]
+        self.stdout.write(
+            f"release {release.name} (version {release.version}, id {release.pk}) is ready: "
+            f"{counts['total']} pairs — "
+            + ", ".join(f"{split} {n}" for split, n in counts["splits"].items())
+        )
+        for note in release.manifest["notes"]:
+            self.stdout.write(f"note: {note}")

@@ -1,0 +1,268 @@
+"""Building releases: accepted pairs → files in storage, records and a manifest, all or nothing."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from django.core.files.base import ContentFile
+from django.core.files.storage import Storage, default_storage
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from annotator.jobs import job_create, job_finish, job_progress, job_start
+from annotator.models import JobKind, JobStatus, Pair, PairStatus, Project
+from pairdiff.geometry import Frame
+from pairdiff.release.build import ReleaseFiles, ReleaseMeta, manifest, release_files, sha256
+from pairdiff.release.records import ReleasePair
+from pairdiff.release.splits import SplitPlan
+from review.models import QuestionEdit, Release, ReleaseRecord, ReleaseStatus
+from review.standing import Standing, standing_answers
+
+log = logging.getLogger(__name__)
+
+EXTENSIONS = {"JPEG": "jpg", "PNG": "png", "WEBP": "webp", "TIFF": "tif", "BMP": "bmp"}
+RECORDS_BATCH = 1000
+
+
+class ReleaseRefused(ValueError):
+    """A release that cannot be made as asked; the message is meant for people."""
+
+
+def release_create(*, project: Project, name: str, plan: SplitPlan, user=None) -> Release:
+    """Register a release and queue its build on the workers."""
+    with transaction.atomic():
+        release = release_register(project=project, name=name, plan=plan, user=user)
+        _enqueue(release)
+    return release
+
+
+def release_register(*, project: Project, name: str, plan: SplitPlan, user=None) -> Release:
+    """A new release in state building, with the project's next version number and a job;
+    the caller runs ``release_build`` or queues it."""
+    name = (name or "").strip()
+    if not name or len(name) > 100:
+        raise ReleaseRefused("give the release a name of 1 to 100 characters")
+    if not Pair.objects.filter(project=project, status=PairStatus.ACCEPTED).exists():
+        raise ReleaseRefused("the project has no accepted pairs to release yet")
+    try:
+        with transaction.atomic():
+            Project.objects.select_for_update().get(pk=project.pk)  # one version at a time
+            if Release.objects.filter(project=project, name=name).exists():
+                raise ReleaseRefused(
+                    f"a release named “{name}” exists already; releases are "
+                    "immutable, choose another name"
+                )
+            last = Release.objects.filter(project=project).aggregate(v=Max("version"))["v"]
+            job = job_create(kind=JobKind.RELEASE, project=project, user=user)
+            release = Release.objects.create(
+                project=project,
+                name=name,
+                version=(last or 0) + 1,
+                plan=plan.as_json(),
+                job=job,
+                created_by=user,
+            )
+            job.params = {"release": release.pk, "name": name, **plan.as_json()}
+            job.save(update_fields=["params"])
+    except IntegrityError as exc:  # a concurrent request took the name or version
+        raise ReleaseRefused(f"a release named “{name}” exists already") from exc
+    return release
+
+
+def release_retry(*, release: Release, user=None) -> Release:
+    """Build a failed release again, under a new job."""
+    with transaction.atomic():
+        release = Release.objects.select_for_update().get(pk=release.pk)
+        if release.status != ReleaseStatus.FAILED:
+            raise ReleaseRefused("only a failed release can be built again")
+        release.job = job_create(
+            kind=JobKind.RELEASE,
+            project=release.project,
+            user=user,
+            params={"release": release.pk, "name": release.name, "retry": True, **release.plan},
+        )
+        release.status = ReleaseStatus.BUILDING
+        release.message = ""
+        release.save(update_fields=["job", "status", "message"])
+        _enqueue(release)
+    return release
+
+
+def _enqueue(release: Release) -> None:
+    from review.tasks import build_release
+
+    transaction.on_commit(lambda: build_release.delay(release.pk))
+
+
+def release_build(release_id: int, *, storage: Storage | None = None) -> Release:
+    """Write every file, then make records and manifest visible in one transaction.
+
+    Safe to run twice: a ready release is left alone, and a build that starts over clears the
+    release's folder first, so a worker killed mid-build leaves nothing half-visible.
+    """
+    storage = storage or default_storage
+    release = Release.objects.select_related("project", "job").get(pk=release_id)
+    if release.status != ReleaseStatus.BUILDING:
+        return release
+    job = release.job
+    try:
+        _storage_clear(storage, release.prefix)
+        built, written = _build(release, storage, job)
+        with transaction.atomic():
+            ReleaseRecord.objects.bulk_create(
+                (
+                    ReleaseRecord(
+                        release=release,
+                        pair_id=record["pair_id"],
+                        position=i,
+                        split=record["split"],
+                        category=record["category"],
+                        difficulty=record["difficulty"] or "",
+                        data=record,
+                    )
+                    for i, record in enumerate(built.records)
+                ),
+                batch_size=RECORDS_BATCH,
+            )
+            release.manifest = written
+            release.status = ReleaseStatus.READY
+            release.ready_at = timezone.now()
+            release.save(update_fields=["manifest", "status", "ready_at"])
+            if job:
+                job_finish(
+                    job,
+                    status=JobStatus.SUCCEEDED,
+                    result={
+                        "release": release.pk,
+                        "pairs": built.counts["total"],
+                        **built.counts["splits"],
+                    },
+                    message=f"Release {release.name} is ready: {built.counts['total']} pairs.",
+                )
+    except Exception as exc:
+        log.exception("release %s failed", release.pk)
+        _release_fail(release, storage, f"{type(exc).__name__}: {exc}")
+    return release
+
+
+def _build(release: Release, storage: Storage, job) -> tuple[ReleaseFiles, dict]:
+    project = release.project
+    standing = list(standing_answers(Pair.objects.filter(project=project)))
+    if job:
+        job_start(job, total=len(standing) + 1)
+    plan = SplitPlan(**{**release.plan, "test_ratio": _ratio(release.plan.get("test_ratio"))})
+    meta = ReleaseMeta(
+        project_slug=project.slug,
+        project_name=project.name,
+        release_name=release.name,
+        version=release.version,
+        categories=tuple(project.categories),
+        licence=project.licence,
+        description=project.description,
+    )
+    pairs = [release_pair(s) for s in standing]
+    built = release_files(pairs, plan, meta, negatives=_edited_negatives(standing))
+    files: dict[str, tuple[int, str]] = {}
+    for done, s in enumerate(standing, start=1):
+        for side in ("a", "b"):
+            name, size_digest = _copy_image(s.pair, side, release.prefix, storage)
+            files[name] = size_digest
+        if job and done % 25 == 0:
+            job_progress(job, done=done)
+    for name, data in built.files.items():
+        _write(storage, f"{release.prefix}/{name}", data)
+        files[name] = (len(data), sha256(data))
+    data = manifest(
+        meta=meta, plan=plan, counts=built.counts, stats=built.stats, notes=built.notes, files=files
+    )
+    _write(storage, f"{release.prefix}/manifest.json", data)
+    return built, json.loads(data)
+
+
+def release_pair(s: Standing) -> ReleasePair:
+    pair = s.pair
+    return ReleasePair(
+        pair_id=pair.pk,
+        external_id=pair.external_id,
+        image_a=image_path(pair, "a"),
+        image_b=image_path(pair, "b"),
+        frame_a=Frame(pair.width_a, pair.height_a),
+        frame_b=Frame(pair.width_b, pair.height_b),
+        changes=tuple(s.changes),
+        agreement={
+            "tiers": s.tiers,
+            "mean_iou": s.mean_iou,
+            "ious": s.ious,
+            "decided_by": s.decided_by,
+        },
+        source={
+            "external_id": pair.external_id,
+            "instruction": pair.instruction,
+            "metadata": pair.metadata,
+        },
+    )
+
+
+def image_path(pair: Pair, side: str) -> str:
+    fmt = pair.format_a if side == "a" else pair.format_b
+    return f"images/{pair.pk}_{side}.{EXTENSIONS.get(fmt, fmt.lower() or 'bin')}"
+
+
+def _copy_image(pair: Pair, side: str, prefix: str, storage: Storage) -> tuple[str, tuple]:
+    """Copy the original byte for byte, checked against the sha256 taken at import."""
+    with pair.image(side).open("rb") as source:
+        data = source.read()
+    expected = pair.sha256_a if side == "a" else pair.sha256_b
+    digest = sha256(data)
+    if digest != expected:
+        raise ReleaseRefused(
+            f"image {side.upper()} of pair {pair.pk} changed since its import "
+            f"(sha256 {digest[:12]}…, expected {expected[:12]}…)"
+        )
+    name = image_path(pair, side)
+    _write(storage, f"{prefix}/{name}", data)
+    return name, (len(data), digest)
+
+
+def _edited_negatives(standing: list[Standing]) -> dict[int, list[str]]:
+    """Leads' negatives for pairs whose description is still the one they were written for."""
+    firsts = {s.pair.pk: s.changes[0]["description"] for s in standing if s.changes}
+    edits = QuestionEdit.objects.filter(pair_id__in=firsts).values_list(
+        "pair_id", "description", "negatives"
+    )
+    return {pk: negatives for pk, description, negatives in edits if firsts[pk] == description}
+
+
+def _write(storage: Storage, name: str, data: bytes) -> None:
+    saved = storage.save(name, ContentFile(data))
+    if saved != name:  # the folder was cleared; a renamed file would break the manifest
+        storage.delete(saved)
+        raise RuntimeError(f"storage wrote {saved} instead of {name}")
+
+
+def _storage_clear(storage: Storage, prefix: str) -> None:
+    try:
+        folders, files = storage.listdir(prefix)
+    except FileNotFoundError:
+        return
+    for name in files:
+        storage.delete(f"{prefix}/{name}")
+    for folder in folders:
+        _storage_clear(storage, f"{prefix}/{folder}")
+
+
+def _release_fail(release: Release, storage: Storage, message: str) -> None:
+    try:
+        _storage_clear(storage, release.prefix)
+    except Exception:  # the release is failed either way; a retry clears the folder again
+        log.exception("could not clear the folder of failed release %s", release.pk)
+    Release.objects.filter(pk=release.pk).update(status=ReleaseStatus.FAILED, message=message)
+    release.status, release.message = ReleaseStatus.FAILED, message
+    if release.job:
+        job_finish(release.job, status=JobStatus.FAILED, message=message)
+
+
+def _ratio(value) -> tuple[int, int, int] | None:
+    return tuple(value) if value else None

@@ -1,0 +1,70 @@
+"""The answer that stands for each accepted pair, and how it came to stand."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from django.db.models import QuerySet
+
+from annotator.models import Pair, PairStatus
+from review.models import Resolution
+
+
+@dataclass(frozen=True, slots=True)
+class Standing:
+    pair: Pair
+    changes: list[dict]  # as in the submit body, pixel boxes
+    decided_by: str  # "agreement" or "lead"
+    tiers: list[str]
+    mean_iou: float | None
+    ious: list[float]
+
+
+def standing_answers(pairs: QuerySet[Pair], *, chunk: int = 500) -> Iterator[Standing]:
+    """Accepted pairs of ``pairs`` with their standing answer: the latest lead decision that
+    carries one (accept 1, accept 2, merge), else the agreement's consensus. Pairs with
+    neither are left out. Reads in chunks so a large project never sits in memory at once."""
+    accepted = (
+        pairs.filter(status=PairStatus.ACCEPTED)
+        .select_related("agreement__annotation_1", "agreement__annotation_2")
+        .order_by("pk")
+    )
+    last_pk = 0
+    while True:
+        batch = list(accepted.filter(pk__gt=last_pk)[:chunk])
+        if not batch:
+            return
+        last_pk = batch[-1].pk
+        decided: dict[int, dict | None] = dict(
+            Resolution.objects.filter(pair__in=batch)
+            .order_by("created_at", "id")
+            .values_list("pair_id", "answer")
+        )  # the last row per pair wins: the standing decision (a reopen has no answer)
+        for pair in batch:
+            standing = _standing(pair, decided.get(pair.pk))
+            if standing is not None:
+                yield standing
+
+
+def _standing(pair: Pair, resolved: dict | None) -> Standing | None:
+    agreement = getattr(pair, "agreement", None)
+    tiers = []
+    ious: list[float] = []
+    mean_iou = None
+    if agreement is not None:
+        tiers = [agreement.annotation_1.tier, agreement.annotation_2.tier]
+        mean_iou = agreement.mean_iou
+        ious = [
+            round(score, 4)
+            for change in agreement.changes
+            for side in ("side_a", "side_b")
+            for _, _, score in change.get(side, {}).get("matched", [])
+        ]
+    if isinstance(resolved, dict) and resolved.get("changes") is not None:
+        changes, by = resolved["changes"], "lead"
+    elif agreement is not None and agreement.consensus is not None:
+        changes, by = agreement.consensus, "agreement"
+    else:
+        return None
+    return Standing(pair, changes, by, tiers, mean_iou, ious)

@@ -1,0 +1,232 @@
+import hashlib
+import json
+
+import pytest
+from django.core.files.storage import default_storage
+from django.core.management import CommandError, call_command
+
+from annotator.models import JobStatus, PairStatus
+from pairdiff.release.splits import SplitPlan
+from review import releases as releases_module
+from review.models import QuestionEdit, Release, ReleaseStatus
+from review.releases import ReleaseRefused, release_build, release_create, release_retry
+from tests.factories import answer, make_accepted, make_pair
+
+DATA_FILES = [
+    "benchmark.json",
+    "coco_a.json",
+    "coco_b.json",
+    "label_studio.json",
+    "questions.jsonl",
+    "training.jsonl",
+]
+
+
+def _bodies(n: int) -> list[dict]:
+    """Answers of several categories and sizes, so splits and difficulties have something."""
+    kinds = [
+        {"category": "attribute", "boxes_a": [[20, 10, 40, 30]], "boxes_b": [[20, 10, 40, 30]]},
+        {
+            "category": "object",
+            "description": "A cup was added on the table.",
+            "entity_a": "",
+            "entity_b": "cup",
+            "boxes_a": [],
+            "boxes_b": [[0, 0, 60, 50]],
+        },
+        {
+            "category": "counting",
+            "description": "Two apples became three apples.",
+            "entity_a": "apple",
+            "entity_b": "apple",
+            "boxes_a": [[10, 10, 50, 40]],
+            "boxes_b": [[10, 10, 50, 40]],
+        },
+    ]
+    return [answer(**kinds[i % len(kinds)]) for i in range(n)]
+
+
+@pytest.fixture
+def accepted(project, annotator_1, annotator_2):
+    return make_accepted(project, [annotator_1, annotator_2], _bodies(9))
+
+
+def _build(project, name="v1", lead=None, capture=None, **plan) -> Release:
+    with capture(execute=True):
+        release = release_create(project=project, name=name, plan=SplitPlan(**plan), user=lead)
+    release.refresh_from_db()
+    return release
+
+
+def _read(release: Release, name: str) -> bytes:
+    with default_storage.open(f"{release.prefix}/{name}", "rb") as handle:
+        return handle.read()
+
+
+def test_a_release_writes_every_format_and_a_manifest_of_checksums(
+    project, accepted, lead, django_capture_on_commit_callbacks
+):
+    release = _build(project, lead=lead, capture=django_capture_on_commit_callbacks, seed=3)
+
+    assert release.status == ReleaseStatus.READY
+    assert release.version == 1
+    assert release.job.status == JobStatus.SUCCEEDED
+    manifest = json.loads(_read(release, "manifest.json"))
+    assert manifest == release.manifest
+    images = [f"images/{p.pk}_{side}.png" for p in accepted for side in "ab"]
+    assert sorted(manifest["files"]) == sorted([*DATA_FILES, "README.md", *images])
+    for name, entry in manifest["files"].items():
+        data = _read(release, name)
+        assert entry == {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    assert manifest["counts"]["total"] == 9
+    assert release.records.count() == 9
+    benchmark = json.loads(_read(release, "benchmark.json"))
+    assert [r["pair_id"] for r in benchmark] == [r.data["pair_id"] for r in release.records.all()]
+
+
+def test_images_are_the_originals_byte_for_byte(
+    project, accepted, lead, django_capture_on_commit_callbacks
+):
+    release = _build(project, lead=lead, capture=django_capture_on_commit_callbacks)
+    pair = accepted[0]
+    with pair.image_a.open("rb") as original:
+        assert _read(release, f"images/{pair.pk}_a.png") == original.read()
+
+
+def test_the_same_seed_gives_byte_identical_data_files(
+    project, accepted, lead, django_capture_on_commit_callbacks
+):
+    capture = django_capture_on_commit_callbacks
+    first = _build(project, "v1", lead, capture, seed=11, test_fraction=0.34)
+    second = _build(project, "v2", lead, capture, seed=11, test_fraction=0.34)
+    other = _build(project, "v3", lead, capture, seed=12, test_fraction=0.34)
+
+    assert second.version == 2
+    for name in DATA_FILES:
+        assert _read(first, name) == _read(second, name), name
+    splits = {r.pair_id: r.split for r in first.records.all()}
+    assert splits != {r.pair_id: r.split for r in other.records.all()}
+
+
+def test_records_keep_what_was_released_when_a_pair_changes_later(
+    project, accepted, lead, django_capture_on_commit_callbacks
+):
+    release = _build(project, lead=lead, capture=django_capture_on_commit_callbacks)
+    pair = accepted[0]
+    pair.status = PairStatus.REJECTED
+    pair.save()
+    record = release.records.get(pair=pair)
+    assert record.data["pair_id"] == pair.pk
+    assert json.loads(_read(release, "benchmark.json"))[record.position]["pair_id"] == pair.pk
+
+
+def test_a_build_that_dies_midway_leaves_a_failed_release_with_nothing_visible_then_retries(
+    project, accepted, lead, monkeypatch, django_capture_on_commit_callbacks
+):
+    copy = releases_module._copy_image
+    calls = []
+
+    def dying_copy(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 5:
+            raise OSError("disk full")
+        return copy(*args, **kwargs)
+
+    monkeypatch.setattr(releases_module, "_copy_image", dying_copy)
+    release = _build(project, lead=lead, capture=django_capture_on_commit_callbacks)
+
+    assert release.status == ReleaseStatus.FAILED
+    assert "disk full" in release.message
+    assert release.job.status == JobStatus.FAILED
+    assert release.records.count() == 0 and release.manifest is None
+    assert not default_storage.exists(f"{release.prefix}/images/{accepted[0].pk}_a.png")
+
+    monkeypatch.setattr(releases_module, "_copy_image", copy)
+    with django_capture_on_commit_callbacks(execute=True):
+        release_retry(release=release, user=lead)
+    release.refresh_from_db()
+    assert release.status == ReleaseStatus.READY
+    assert release.records.count() == 9
+
+
+def test_a_rebuild_after_a_killed_worker_clears_leftover_files(
+    project, accepted, lead, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=False):
+        release = release_create(project=project, name="v1", plan=SplitPlan(), user=lead)
+    leftover = f"{release.prefix}/images/half-written.png"
+    default_storage.save(leftover, __import__("io").BytesIO(b"partial"))
+
+    release_build(release.pk)  # the redelivered message
+    release.refresh_from_db()
+    assert release.status == ReleaseStatus.READY
+    assert not default_storage.exists(leftover)
+    assert release_build(release.pk).status == ReleaseStatus.READY  # a third delivery: no-op
+
+
+def test_names_are_unique_per_project_and_releases_need_accepted_pairs(
+    project, lead, annotator_1, annotator_2, django_capture_on_commit_callbacks
+):
+    with pytest.raises(ReleaseRefused, match="no accepted pairs"):
+        release_create(project=project, name="v1", plan=SplitPlan(), user=lead)
+    make_accepted(project, [annotator_1, annotator_2], _bodies(1))
+    make_pair(project)  # open pairs are not released
+    assert (
+        _build(project, lead=lead, capture=django_capture_on_commit_callbacks).records.count() == 1
+    )
+    with pytest.raises(ReleaseRefused, match="exists already"):
+        release_create(project=project, name="v1", plan=SplitPlan(), user=lead)
+    with pytest.raises(ReleaseRefused, match="name"):
+        release_create(project=project, name="  ", plan=SplitPlan(), user=lead)
+
+
+def test_only_a_failed_release_can_be_built_again(
+    project, accepted, lead, django_capture_on_commit_callbacks
+):
+    release = _build(project, lead=lead, capture=django_capture_on_commit_callbacks)
+    with pytest.raises(ReleaseRefused, match="only a failed release"):
+        release_retry(release=release, user=lead)
+
+
+def test_questions_use_a_leads_negatives_while_the_description_stands(
+    project, accepted, lead, django_capture_on_commit_callbacks
+):
+    edited, stale = accepted[0], accepted[1]
+    QuestionEdit.objects.create(
+        pair=edited,
+        description="The patch changed from red to blue.",
+        negatives=["The patch changed from red to green.", "The patch disappeared."],
+    )
+    QuestionEdit.objects.create(
+        pair=stale, description="An older description.", negatives=["x one.", "x two."]
+    )
+    release = _build(project, lead=lead, capture=django_capture_on_commit_callbacks)
+    questions = {
+        q["pair_id"]: q for q in map(json.loads, _read(release, "questions.jsonl").splitlines())
+    }
+    options = set(questions[edited.pk]["options"].values())
+    assert {"The patch changed from red to green.", "The patch disappeared."} <= options
+    assert "x one." not in questions[stale.pk]["options"].values()
+    truth = questions[edited.pk]["options"][questions[edited.pk]["answer"]]
+    assert truth == "The patch changed from red to blue."
+
+
+def test_build_release_command_builds_in_process_and_prints_counts(project, accepted, capsys):
+    call_command("build_release", "--project", "cars", "--name", "paper-v1", "--seed", "5")
+    out = capsys.readouterr().out
+    assert "release paper-v1 (version 1" in out and "9 pairs" in out
+    release = Release.objects.get(name="paper-v1")
+    assert release.status == ReleaseStatus.READY and release.plan["seed"] == 5
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--project", "nope", "--name", "v1"], "no project"),
+        (["--project", "cars", "--name", "v1", "--test-ratio", "1:2"], "easy:medium:hard"),
+        (["--project", "cars", "--name", "v1", "--val", "0.7", "--test", "0.7"], "exceed"),
+    ],
+)
+def test_build_release_command_refuses_bad_input(project, accepted, args, message):
+    with pytest.raises(CommandError, match=message):
+        call_command("build_release", *args)
