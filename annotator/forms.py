@@ -27,7 +27,7 @@ from annotator.textformats import (
     synonyms_text,
     vocabulary_parse,
 )
-from annotator.uploads import MAX_MANIFEST_BYTES
+from annotator.uploads import MAX_MANIFEST_BYTES, ImportFormat
 from pairdiff.manifest import MAX_ID_LENGTH, MAX_INSTRUCTION_LENGTH
 from pairdiff.taxonomy import PRESETS, preset_categories
 
@@ -283,19 +283,31 @@ class RoleForm(forms.Form):
 
 
 class ImportForm(forms.Form):
-    """A zip of images with its manifest inside (at the top of the zip), or given next to it."""
+    """A zip of images with its manifest inside (at the top of the zip), or given next to it;
+    or a zip of images with a Label Studio JSON export next to it."""
 
+    source_format = forms.ChoiceField(
+        label="What you upload",
+        choices=ImportFormat.choices,
+        initial=ImportFormat.MANIFEST,
+        widget=forms.RadioSelect,
+    )
     images = forms.FileField(
         label="Zip of images", help_text="With manifest.jsonl or manifest.csv at its top level."
     )
     manifest = forms.FileField(
         required=False,
-        help_text="Optional: a .jsonl or .csv manifest, when it is not inside the zip.",
+        label="Manifest or export",
+        help_text="Optional for a manifest inside the zip; the .json export for Label Studio.",
     )
 
     def clean(self) -> dict:
         data = super().clean()
         images = data.get("images")
+        if data.get("source_format") == ImportFormat.LABEL_STUDIO:
+            if not data.get("manifest") and "manifest" not in self.errors:
+                self.add_error("manifest", "choose the Label Studio export (.json)")
+            return data
         if images is not None and not data.get("manifest") and not self.errors:
             try:
                 data["manifest"] = manifest_from_zip(images)

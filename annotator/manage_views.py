@@ -193,6 +193,7 @@ def upload(request: HttpRequest, slug: str) -> HttpResponse:
                 manifest=form.cleaned_data["manifest"],
                 images=form.cleaned_data["images"],
                 user=request.user,
+                source_format=form.cleaned_data["source_format"],
             )
         except ValueError as exc:
             form.add_error(None, str(exc))

@@ -11,6 +11,7 @@ from django.core.files.storage import default_storage
 from django.db import OperationalError
 
 from annotator.importing import ImportUnusable, pairs_import
+from annotator.labelstudio import labelstudio_import
 from annotator.models import Job, JobStatus
 from annotator.preannotation import preannotate_run
 
@@ -32,14 +33,23 @@ def import_pairs_job(job_id: int) -> dict | None:
                 dst.write(chunk)
         # An unusable input fails the job with its reason; nothing to retry.
         with contextlib.suppress(ImportUnusable):
-            pairs_import(
-                project=job.project,
-                manifest=manifest,
-                manifest_name=Path(manifest_name).name,
-                images=images,
-                job=job,
-                actor=job.created_by,
-            )
+            if job.params.get("format") == "label-studio":
+                labelstudio_import(
+                    project=job.project,
+                    export=manifest,
+                    images=images,
+                    job=job,
+                    actor=job.created_by,
+                )
+            else:
+                pairs_import(
+                    project=job.project,
+                    manifest=manifest,
+                    manifest_name=Path(manifest_name).name,
+                    images=images,
+                    job=job,
+                    actor=job.created_by,
+                )
     job.refresh_from_db()
     return job.result
 

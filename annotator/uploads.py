@@ -4,21 +4,39 @@ from __future__ import annotations
 
 from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import UploadedFile
-from django.db import transaction
+from django.db import models, transaction
 
 from annotator.jobs import job_create
 from annotator.models import Job, JobKind, Project
 from annotator.tasks import import_pairs_job
 
 MAX_MANIFEST_BYTES = 64 * 1024 * 1024
+
+
+class ImportFormat(models.TextChoices):
+    MANIFEST = "manifest", "Diffmark manifest (JSONL or CSV)"
+    LABEL_STUDIO = "label-studio", "Label Studio JSON export"
+
+
 MAX_ZIP_BYTES = 20 * 1024**3
 
 
-def import_queue(*, project: Project, manifest: UploadedFile, images: UploadedFile, user) -> Job:
-    """Store the manifest and the zip of images and queue the import; ValueError for bad input."""
+def import_queue(
+    *,
+    project: Project,
+    manifest: UploadedFile,
+    images: UploadedFile,
+    user,
+    source_format: str = ImportFormat.MANIFEST,
+) -> Job:
+    """Store the manifest (or a Label Studio export) and the zip of images and queue the
+    import; ValueError for bad input."""
     if manifest.size > MAX_MANIFEST_BYTES:
         raise ValueError(f"the manifest is over {MAX_MANIFEST_BYTES // 1024**2} MB")
-    if not manifest.name.lower().endswith((".jsonl", ".ndjson", ".csv", ".json")):
+    if source_format == ImportFormat.LABEL_STUDIO:
+        if not manifest.name.lower().endswith(".json"):
+            raise ValueError("a Label Studio export is a .json file (Export → JSON)")
+    elif not manifest.name.lower().endswith((".jsonl", ".ndjson", ".csv", ".json")):
         raise ValueError("the manifest must be a .jsonl or .csv file")
     if images.size > MAX_ZIP_BYTES:
         raise ValueError("the zip of images is over 20 GB")
@@ -28,7 +46,10 @@ def import_queue(*, project: Project, manifest: UploadedFile, images: UploadedFi
         job = job_create(kind=JobKind.IMPORT, project=project, user=user)
         folder = f"imports/{project.slug}/{job.pk}"
         suffix = ".csv" if manifest.name.lower().endswith(".csv") else ".jsonl"
+        if source_format == ImportFormat.LABEL_STUDIO:
+            suffix = ".json"
         job.params = {
+            "format": str(ImportFormat(source_format)),
             "manifest": default_storage.save(f"{folder}/manifest{suffix}", manifest),
             "images": default_storage.save(f"{folder}/images.zip", images),
         }

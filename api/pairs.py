@@ -17,7 +17,7 @@ from rest_framework.response import Response
 from annotator.models import Job, Pair, PairStatus, Project, Role
 from annotator.selectors import project_pairs, project_role
 from annotator.services import PairInput, PairRejected, pair_create
-from annotator.uploads import import_queue
+from annotator.uploads import ImportFormat, import_queue
 from api.annotate import ERRORS
 from api.errors import error_response
 
@@ -90,8 +90,11 @@ class PairUploadSerializer(serializers.Serializer):
 
 
 class ImportSerializer(serializers.Serializer):
-    manifest = serializers.FileField(help_text="JSONL or CSV: image_a, image_b, id, …")
+    manifest = serializers.FileField(
+        help_text="JSONL or CSV: image_a, image_b, id, …; or a Label Studio JSON export"
+    )
     images = serializers.FileField(help_text="a .zip holding the files the manifest names")
+    format = serializers.ChoiceField(choices=ImportFormat.choices, default=ImportFormat.MANIFEST)
 
 
 class JobSerializer(serializers.ModelSerializer):
@@ -207,6 +210,7 @@ def imports(request: Request, slug: str) -> Response:
             manifest=upload.validated_data["manifest"],
             images=upload.validated_data["images"],
             user=request.user,
+            source_format=upload.validated_data["format"],
         )
     except ValueError as exc:
         return error_response("invalid", str(exc), status.HTTP_400_BAD_REQUEST)

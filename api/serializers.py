@@ -30,7 +30,7 @@ class ProjectSerializer(serializers.ModelSerializer):
     def get_role(self, project: Project) -> str | None:
         return self.context["roles"].get(project.pk)
 
-    def get_counts(self, project: Project) -> dict[str, int]:
+    def get_counts(self, project: Project) -> dict:
         return self.context["counts"](project)
 
 

@@ -6,6 +6,7 @@ from rest_framework import generics
 from annotator import selectors
 from annotator.models import PairStatus, Project
 from api.serializers import ProjectSerializer
+from review.standing import accepted_breakdown
 
 
 def _status_counts(project: Project) -> dict[str, int]:
@@ -33,7 +34,13 @@ class ProjectList(_ProjectMixin, generics.ListAPIView):
 
 
 class ProjectDetail(_ProjectMixin, generics.RetrieveAPIView):
-    """One project the caller belongs to; 404 for any other."""
+    """One project the caller belongs to, with its accepted pairs by category and difficulty;
+    404 for any other."""
+
+    def retrieve(self, request, *args, **kwargs):
+        response = super().retrieve(request, *args, **kwargs)
+        response.data["counts"]["accepted_by"] = accepted_breakdown(self.get_object())
+        return response
 
     def get_object(self):
         project = self.get_queryset().filter(slug=self.kwargs["slug"]).first()

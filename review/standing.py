@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from django.db.models import QuerySet
 
-from annotator.models import Pair, PairStatus
+from annotator.models import Pair, PairStatus, Project
+from pairdiff.geometry import Box, Frame, difficulty
 from review.models import Resolution
 
 
@@ -68,3 +70,33 @@ def _standing(pair: Pair, resolved: dict | None) -> Standing | None:
     else:
         return None
     return Standing(pair, changes, by, tiers, mean_iou, ious)
+
+
+def accepted_breakdown(project: Project) -> dict[str, dict[str, int]]:
+    """Accepted pairs by the category of their first change and by MinCU difficulty
+    (``"none"`` where no box can be measured)."""
+    by_category: Counter[str] = Counter()
+    by_difficulty: Counter[str] = Counter()
+    for s in standing_answers(Pair.objects.filter(project=project)):
+        by_category[s.changes[0]["category"] if s.changes else ""] += 1
+        by_difficulty[_difficulty(s)] += 1
+    return {
+        "by_category": dict(sorted(by_category.items())),
+        "by_difficulty": dict(sorted(by_difficulty.items())),
+    }
+
+
+def _difficulty(s: Standing) -> str:
+    frames = {
+        "a": Frame(s.pair.width_a, s.pair.height_a),
+        "b": Frame(s.pair.width_b, s.pair.height_b),
+    }
+    try:
+        level = difficulty(
+            ([Box(*b) for b in change.get(f"boxes_{side}", [])], frame)
+            for change in s.changes
+            for side, frame in frames.items()
+        )
+    except (TypeError, ValueError):  # a stored answer that no longer fits the rules
+        return "none"
+    return str(level) if level else "none"

@@ -101,8 +101,9 @@ def release_files(
 
 
 def question_negatives(record: Mapping, *, entity_pool: Sequence[str]) -> list[str]:
-    """The derived hard negatives of one record (its first change). Seeded by the pair alone,
-    so the negatives a lead reviews before a release are the ones every release writes."""
+    """The derived hard negatives of one record (its first change). Seeded by the pair, not
+    the release, so the negatives a lead reviews are the ones releases write — as long as the
+    entity labels of the accepted pairs (the stock for entity swaps) stay the same."""
     change = record["changes"][0]
     return hard_negatives(
         description=change["description"],

@@ -27,3 +27,22 @@ def test_project_detail_is_404_for_non_members(client, project, outsider):
 def test_api_requires_authentication(client, project):
     response = client.get("/api/v1/projects/")
     assert response.status_code == 401 and response["WWW-Authenticate"] == "Token"
+
+
+def test_project_detail_counts_accepted_pairs_by_category_and_difficulty(
+    client, project, lead, annotator_1, annotator_2
+):
+    from tests.factories import answer, make_accepted
+
+    bodies = [
+        answer(category="attribute"),
+        answer(category="object", boxes_a=[], boxes_b=[[0, 0, 96, 40]]),
+    ]
+    make_accepted(project, [annotator_1, annotator_2], bodies)
+    client.force_login(lead)
+    counts = client.get("/api/v1/projects/cars/").json()["counts"]
+    assert counts["accepted"] == 2
+    assert counts["accepted_by"] == {
+        "by_category": {"attribute": 1, "object": 1},
+        "by_difficulty": {"easy": 1, "hard": 1},
+    }

@@ -1,0 +1,417 @@
+"""Multiple-choice questions in the VDiff-Bench style: the truth, hard negatives, "no difference".
+
+A hard negative is the true description with one thing changed — a direction, a colour, a
+count, the entity, or added/removed — so a model that half-reads the images picks it. Rules run
+in the order the category prefers; when none changes the sentence, templates built from the
+entity fill up. Randomness comes from ``random.Random(str)`` (SHA-512 of the string), never
+from ``hash()``, so a release rebuilt with the same seed is byte for byte the same.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from itertools import chain, zip_longest
+
+from pairdiff.labels import normalise_label
+
+NO_DIFFERENCE = "There is no difference between the two images."
+LETTERS = ("A", "B", "C", "D")
+QUESTION = "Which sentence describes the difference between image A and image B?"
+
+
+def _table(spec: str) -> dict[str, str]:
+    """``a=b`` swaps both ways, ``a>b`` one way; the first entry for a word wins."""
+    table: dict[str, str] = {}
+    for item in filter(None, (part.strip() for part in spec.split(","))):
+        a, b = (s.strip() for s in re.split("[=>]", item))
+        table.setdefault(a, b)
+        if "=" in item:
+            table.setdefault(b, a)
+    return table
+
+
+_DIRECTIONS = _table(
+    """left=right, up=down, above=below, top=bottom, upper=lower, higher=lower, high=low,
+    in front of=behind, front>back, on top of>under, under>above, beneath>above,
+    underneath>above, closer=farther, nearer>farther, clockwise=counterclockwise,
+    counter-clockwise>clockwise, anticlockwise>clockwise, anti-clockwise>clockwise,
+    larger=smaller, bigger>smaller, large=small, big>small, increased=decreased,
+    increases=decreases, increase=decrease, increasing=decreasing, brighter=darker,
+    brightened=darkened, bright=dark, lighter>darker, more=fewer, less>more, wider=narrower,
+    wide=narrow, sharper=blurrier, sharp=blurry, sharpened=blurred, taller=shorter, tall=short,
+    longer>shorter, thicker=thinner, raised=lowered, lifted>lowered, open=closed, opened>closed,
+    turned on=turned off, switched on=switched off, inside=outside, towards=away from,
+    toward>away from, forward=backward, forwards=backwards, zoomed in=zoomed out,
+    enlarged=shrunk, warmer=cooler, noisier=cleaner, rougher=smoother, standing=sitting,
+    stood=sat, rose=fell, horizontal=vertical, horizontally=vertically"""
+)
+_ADDED_REMOVED = _table(
+    """added=removed, adds=removes, add=remove, adding=removing, appeared=disappeared,
+    appears=disappears, appear=disappear, appearing=disappearing, inserted=deleted,
+    vanished>appeared, emerged>disappeared"""
+)
+# After "lower", these words mean a place ("the lower half" → "upper"), anything else a
+# level ("became lower" → "higher"); "upper" after "became" would not be English.
+_PLACES = frozenset(
+    ("left", "right", "part", "half", "body", "corner", "side", "edge", "area", "region", "shelf")
+)
+_COLOUR_FAMILIES = (
+    ("red", "orange", "yellow", "pink", "brown", "gold", "beige", "maroon"),
+    ("green", "blue", "purple", "violet", "cyan", "teal", "turquoise", "navy"),
+    ("black", "white", "grey", "silver"),
+)
+_FAMILY = {c: i for i, family in enumerate(_COLOUR_FAMILIES) for c in family}
+_COLOUR = re.compile(
+    r"\b(?:(?:dark|light|pale|bright|deep)[\s-]+)?(" + "|".join([*_FAMILY, "gray"]) + r")\b", re.I
+)
+_NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+_NUMBER_WORDS += ("ten", "eleven", "twelve")
+_VALUES = {word: value for value, word in enumerate(_NUMBER_WORDS)} | {"a single": 1}
+_COUNT = re.compile(r"\b(?:a\s+single|" + "|".join(_NUMBER_WORDS[1:]) + r"|\d{1,3})\b", re.I)
+_WORD_AFTER = re.compile(r"\s+([^\W\d_]+)")
+_AGREE = {"is": "are", "was": "were", "has": "have"}
+_ARTICLE_TAIL = re.compile(r"\b(an?)(\s+)$", re.I)
+
+_MOVE = ("The {e} moved to the left.", "The {e} moved to the right.", "The {e} moved up.")
+_TEMPLATES: dict[str, tuple[str, ...]] = {
+    "position": _MOVE,
+    "relation": _MOVE,
+    "motion": ("The {e} changed its pose.", "The {e} turned to the left.", "The {e} turned right."),
+    "attribute": ("The {e} changed colour.", "The {e} changed material.", "The {e} became open."),
+    "regional_colour": ("The {e} changed colour.", "The {e} became darker."),
+    "global_colour": ("The image became warmer.", "The image became cooler."),
+    "object": ("The {e} was removed.", "The {e} was added.", "The {e} was replaced."),
+    "appear_disappear": ("The {e} was removed.", "The {e} was added."),
+    "counting": ("Another {e} appeared.", "One {e} was removed."),
+    "noise_resolution": ("The image became noisier.", "The image became blurrier."),
+    "texture": ("The {e} became smoother.", "The {e} became rougher.", "The {e} became blurrier."),
+    "replacement_size": ("The {e} became larger.", "The {e} became smaller."),
+    "ocr_text": ("The text on the {e} changed.", "The text was removed.", "New text was added."),
+    "lighting": ("The image became brighter.", "The image became darker.", "A shadow appeared."),
+}
+_GENERIC = tuple(dict.fromkeys(chain.from_iterable(_TEMPLATES.values())))
+# Category → rules tried first; the other rules follow, then the templates.
+_PREFERENCES = {
+    **dict.fromkeys(["attribute", "regional_colour", "global_colour"], ("colour",)),
+    **dict.fromkeys(
+        ["relation", "position", "motion", "lighting", "texture", "noise_resolution"],
+        ("direction",),
+    ),
+    "object": ("entity", "added_removed"),
+    "counting": ("count",),
+    "appear_disappear": ("added_removed",),
+    "replacement_size": ("direction", "entity"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class _Hit:  # one swappable span: its normalised key and its replacements, best first
+    start: int
+    end: int
+    key: str
+    options: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Context:
+    entities: tuple[str, ...]  # entity labels as written, distinct after normalising
+    pool: tuple[str, ...]  # other labels, not the entities and not already in the sentence
+
+
+_Rule = Callable[[str, _Context, random.Random], tuple[list[_Hit], bool]]
+
+
+def hard_negatives(
+    *,
+    description: str,
+    category: str,
+    entity_a: str,
+    entity_b: str,
+    absent_a: bool,
+    absent_b: bool,
+    entity_pool: Sequence[str],
+    seed: int | str,
+    n: int = 2,
+) -> list[str]:
+    """``n`` distinct false descriptions, each the truth with one thing changed.
+
+    Never the truth nor NO_DIFFERENCE (compared after normalising case, whitespace and final
+    punctuation). The same arguments give the same list. ValueError for a blank description
+    or a negative ``n``; templates make at least ~50 sentences, so any practical ``n`` is met.
+    """
+    text = description.strip()
+    if not text or n < 0:
+        raise ValueError("hard_negatives needs a non-empty description and n >= 0")
+    ctx = _context(text, (entity_a, entity_b), entity_pool)
+    found: dict[str, list[str]] = {}
+    for name, rule in _RULES.items():
+        rng = random.Random(f"{seed}:{name}:{text}")
+        hits, swap_any_two = rule(text, ctx, rng)
+        rng.shuffle(hits)
+        found[name] = _rewrite(text, hits, swap_any_two)
+    absent = ("added_removed",) if absent_a or absent_b else ()
+    preferred = list(dict.fromkeys((*absent, *_PREFERENCES.get(category, ()))))
+    rest = [name for name in _RULES if name not in preferred]
+    templates = _templates(category, ctx, random.Random(f"{seed}:templates:{text}"))
+    ranked = chain(
+        _interleave(found[name] for name in preferred),
+        _interleave(found[name] for name in rest),
+        templates,
+    )
+    seen = {_norm(text), _norm(NO_DIFFERENCE)}
+    negatives: list[str] = []
+    for sentence in ranked:
+        if len(negatives) == n:
+            break
+        if _norm(sentence) not in seen:
+            seen.add(_norm(sentence))
+            negatives.append(sentence)
+    if len(negatives) < n:
+        raise ValueError(f"only {len(negatives)} distinct negatives could be made, not {n}")
+    return negatives
+
+
+def answer_positions(n_items: int, *, seed: int | str, n_options: int = 4) -> list[int]:
+    """Index of the true answer for each of ``n_items`` questions.
+
+    Every position is used floor or ceil of n_items / n_options times — which positions get
+    the extra one is seeded too, so a short release does not favour "A" — in a seeded order.
+    """
+    if n_items < 0 or n_options < 1:
+        raise ValueError("answer_positions needs n_items >= 0 and n_options >= 1")
+    rng = random.Random(f"{seed}:answer_positions")
+    order = list(range(n_options))
+    rng.shuffle(order)
+    positions = [order[i % n_options] for i in range(n_items)]
+    rng.shuffle(positions)
+    return positions
+
+
+def question_item(
+    *, description: str, negatives: Sequence[str], answer_position: int, seed: int | str
+) -> dict:
+    """The question, four options with the truth at ``answer_position``, and its letter.
+
+    The negatives and NO_DIFFERENCE fill the other letters in an order seeded by ``seed`` and
+    the description. ValueError unless there are exactly two negatives and the four options
+    are non-blank and distinct after normalising.
+    """
+    if len(negatives) != 2:
+        raise ValueError(f"question_item needs exactly 2 negatives, got {len(negatives)}")
+    if not 0 <= answer_position < len(LETTERS):
+        raise ValueError(f"answer_position must be in 0..{len(LETTERS) - 1}")
+    others = [*negatives, NO_DIFFERENCE]
+    texts = [description, *others]
+    if any(not t.strip() for t in texts) or len({_norm(t) for t in texts}) != len(texts):
+        raise ValueError("options must be non-blank and distinct")
+    random.Random(f"{seed}:options:{description}").shuffle(others)
+    others.insert(answer_position, description)
+    return {
+        "question": QUESTION,
+        "options": dict(zip(LETTERS, others, strict=True)),
+        "answer": LETTERS[answer_position],
+    }
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[\s.!?;:,]+$", "", " ".join(text.casefold().split()))
+
+
+def _context(text: str, entities: Iterable[str], pool: Iterable[str]) -> _Context:
+    keys = {""}  # normalised labels taken so far; a blank label is never used
+
+    def fresh(label: str) -> bool:
+        before = len(keys)
+        keys.add(normalise_label(label))
+        return len(keys) > before
+
+    own = tuple(e.strip() for e in entities if fresh(e))
+    others = (p.strip() for p in pool if fresh(p) and not _label_pattern(p).search(text))
+    return _Context(own, tuple(others))
+
+
+def _label_pattern(label: str) -> re.Pattern[str]:
+    words = r"\s+".join(map(re.escape, label.split()))
+    return re.compile(rf"(?<!\w){words}(?P<plural>e?s)?(?!\w)", re.I)
+
+
+def _table_rule(table: dict[str, str]) -> _Rule:
+    keys = sorted(table, key=len, reverse=True)  # "in front of" before "front"
+    pattern = re.compile(r"\b(?:" + "|".join(r"\s+".join(k.split()) for k in keys) + r")\b", re.I)
+
+    def rule(text: str, ctx: _Context, rng: random.Random) -> tuple[list[_Hit], bool]:
+        hits = []
+        for m in pattern.finditer(text):
+            key = " ".join(m.group().lower().split())
+            after = _WORD_AFTER.match(text, m.end())
+            nxt = after.group(1).lower() if after else ""
+            if key not in table:  # re.I lets "İ" match "i", but "İ".lower() is not "i"
+                continue
+            opposite = table[key]
+            if key == "lower":
+                opposite = "upper" if nxt in _PLACES else "higher"
+            elif key == "more":
+                opposite = "fewer" if nxt.endswith("s") and not nxt.endswith("ss") else "less"
+            hits.append(_Hit(m.start(), m.end(), key, (opposite,)))
+        return hits, False
+
+    return rule
+
+
+def _colour_rule(text: str, ctx: _Context, rng: random.Random) -> tuple[list[_Hit], bool]:
+    entity_keys = {normalise_label(e) for e in ctx.entities}  # "an orange" is a fruit
+    found = [m for m in _COLOUR.finditer(text) if _colour_key(m) in _FAMILY.keys() - entity_keys]
+    present = {_colour_key(m) for m in found}
+    hits = []
+    for m in found:
+        key = _colour_key(m)
+        contrasting = [
+            c
+            for c in _FAMILY
+            if c not in present and (_FAMILY[c] != _FAMILY[key] or {c, key} == {"black", "white"})
+        ]
+        prefix = text[m.start() : m.start(1)]  # "dark " stays: only the colour changes
+        picks = rng.sample(contrasting, min(3, len(contrasting)))
+        hits.append(_Hit(m.start(), m.end(), key, tuple(prefix + c for c in picks)))
+    return hits, True
+
+
+def _colour_key(m: re.Match[str]) -> str:
+    word = m.group(1).lower()
+    return "grey" if word == "gray" else word
+
+
+def _count_rule(text: str, ctx: _Context, rng: random.Random) -> tuple[list[_Hit], bool]:
+    found = []
+    for m in _COUNT.finditer(text):
+        word = " ".join(m.group().lower().split())
+        value = int(word) if word.isdigit() else _VALUES.get(word)
+        if value is not None:  # None: a non-ASCII case variant, as in the table rules
+            found.append((m, value, not word.isdigit()))
+    present = {value for _, value, _ in found}
+    heads = {e.split()[-1].lower() for e in ctx.entities}
+    hits = []
+    for m, value, as_word in found:
+        if value == 1:
+            # "one car" → "two cars" only when the noun is the entity; a guess at which
+            # following word is the noun would turn "one red car" into "two reds car".
+            pos, words = m.end(), []
+            while len(words) < 3 and (after := _WORD_AFTER.match(text, pos)):
+                words.append(after.group(1))
+                pos = after.end()
+                if words[-1].lower() in heads and 2 not in present:
+                    new = [_count_word(2, as_word), *words[:-1], _plural(words[-1])]
+                    verb = _WORD_AFTER.match(text, pos)
+                    if verb and verb.group(1).lower() in _AGREE:  # "Two cars are parked."
+                        new.append(_AGREE[verb.group(1).lower()])
+                        pos = verb.end()
+                    hits.append(_Hit(m.start(), pos, "1", (" ".join(new),)))
+                    break
+            continue
+        # Staying at two or more keeps the noun plural and the verb agreeing.
+        near = [v for v in (value - 1, value + 1) if v >= 2]
+        rng.shuffle(near)
+        options = [_count_word(v, as_word) for v in (*near, value + 2) if v not in present]
+        hits.append(_Hit(m.start(), m.end(), str(value), tuple(options[:2])))
+    return hits, 1 not in present
+
+
+def _count_word(value: int, as_word: bool) -> str:
+    return _NUMBER_WORDS[value] if as_word and value < len(_NUMBER_WORDS) else str(value)
+
+
+def _entity_rule(text: str, ctx: _Context, rng: random.Random) -> tuple[list[_Hit], bool]:
+    hits: list[_Hit] = []
+    for label in sorted(ctx.entities, key=len, reverse=True):  # "red car" before "car"
+        for m in _label_pattern(label).finditer(text):
+            if any(m.start() < h.end and h.start < m.end() for h in hits):
+                continue
+            picks = rng.sample(ctx.pool, min(3, len(ctx.pool)))
+            options = tuple(_plural(p) if m.group("plural") else p for p in picks)
+            hits.append(_Hit(m.start(), m.end(), normalise_label(label), options))
+    return hits, True
+
+
+_RULES: dict[str, _Rule] = {
+    "direction": _table_rule(_DIRECTIONS),
+    "colour": _colour_rule,
+    "count": _count_rule,
+    "entity": _entity_rule,
+    "added_removed": _table_rule(_ADDED_REMOVED),
+}
+
+
+def _rewrite(text: str, hits: list[_Hit], swap_any_two: bool) -> list[str]:
+    """Exchanges of two opposite keys first ("left … right" → "right … left"), then singles.
+
+    A single that writes a key already in the sentence is dropped: "from left to right" →
+    "from right to right" says nothing about the images.
+    """
+    surface: dict[str, str] = {}
+    for h in hits:
+        surface.setdefault(h.key, text[h.start : h.end])
+    opposite = {h.key: h.options[0] for h in hits if h.options}
+    if swap_any_two:
+        pairs = [tuple(sorted(surface))] if len(surface) == 2 else []
+    else:
+        pairs = sorted({tuple(sorted((a, b))) for a, b in opposite.items() if opposite.get(b) == a})
+    swaps = []
+    for a, b in pairs:
+        swapped = {a: surface[b], b: surface[a]}
+        edits = [(h.start, h.end, swapped[h.key]) for h in hits if h.key in swapped]
+        swaps.append(_apply(text, edits))
+    singles = [
+        [_apply(text, [(h.start, h.end, o)]) for o in h.options if o not in surface] for h in hits
+    ]
+    return swaps + _interleave(singles)
+
+
+def _apply(text: str, edits: list[tuple[int, int, str]]) -> str:
+    """``text`` with the spans replaced, casing kept and "a"/"an" before each span fixed."""
+    out, pos = "", 0
+    for start, end, new in sorted(edits):
+        out += text[pos:start]
+        new = _match_case(text[start:end], new)
+        article = _ARTICLE_TAIL.search(out)
+        if article and new:
+            fixed = "an" if new[0].lower() in "aeiou" else "a"
+            out = out[: article.start(1)] + _match_case(article.group(1), fixed) + article.group(2)
+        out += new
+        pos = end
+    return out + text[pos:]
+
+
+def _match_case(original: str, new: str) -> str:
+    if len(original) >= 3 and original.isupper():
+        return new.upper()
+    if original[:1].isupper():
+        return new[:1].upper() + new[1:]
+    if new[1:2].islower():  # "An apple" moved mid-sentence; "TV" stays "TV"
+        return new[:1].lower() + new[1:]
+    return new
+
+
+def _plural(word: str) -> str:
+    if re.search(r"(s|x|z|ch|sh)$", word, re.I):
+        return word + "es"
+    if re.search(r"[^aeiou]y$", word, re.I):
+        return word[:-1] + "ies"
+    return word + "s"
+
+
+def _templates(category: str, ctx: _Context, rng: random.Random) -> Iterator[str]:
+    labels = [*ctx.entities, "object", *ctx.pool]
+    own = list(_TEMPLATES.get(category, ()))
+    rng.shuffle(own)
+    yield from (t.format(e=labels[0]) for t in own)
+    for label in labels:
+        yield from (t.format(e=label) for t in _GENERIC)
+        yield from (f"The {label} turned {colour}." for colour in _FAMILY)
+        yield from (f"There are now {w} {_plural(label)}." for w in _NUMBER_WORDS[2:])
+
+
+def _interleave(lists: Iterable[list[str]]) -> list[str]:
+    return [x for row in zip_longest(*lists) for x in row if x is not None]
