@@ -7,7 +7,7 @@ DEV_ENV := DEBUG=1
 DEPLOY_ENV := DEBUG=0 SECRET_KEY=check-deploy-only-0123456789abcdefghijklmnopqrstuvwxyzABCDEFGH \
 	ALLOWED_HOSTS=diffmark.example.org
 
-.PHONY: install run test test-fast lint format check bench clean
+.PHONY: install run test test-fast lint format check bench clean worker beat
 
 $(STAMP): requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,13 @@ test: install  ## the whole suite (SQLite unless DATABASE_URL is set)
 	else echo "warning: node not found, the JS unit tests (tests/js) did not run"; fi
 	$(BIN)/pytest
 
+worker: install  ## a Celery worker (needs CELERY_BROKER_URL; without it tasks run in-process)
+	$(BIN)/celery -A config worker --loglevel=info
+
+beat: install  ## the periodic sweeps; run exactly one per deployment
+	mkdir -p var
+	$(BIN)/celery -A config beat --loglevel=info --schedule var/celerybeat-schedule
+
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -45,6 +52,7 @@ bench: install  ## figures; annotate_load needs the local PostgreSQL
 	$(BIN)/python bench/import_pairs.py --postgres
 	$(BIN)/python bench/annotate_load.py
 	$(BIN)/python bench/pixeldiff.py
+	$(BIN)/python bench/build_release.py --postgres
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .ruff_cache .hypothesis

@@ -1,6 +1,10 @@
 from django.contrib import admin
 
 from accounts.models import ApiToken
+from accounts.throttle import AdminLoginForm
+
+# The admin's log-in checks passwords too: the same limits as the browser's and the API's.
+admin.site.login_form = AdminLoginForm
 
 
 @admin.register(ApiToken)

@@ -290,6 +290,7 @@ class ImportForm(forms.Form):
         label="What you upload",
         choices=ImportFormat.choices,
         initial=ImportFormat.MANIFEST,
+        required=False,  # a form (or script) that does not say uploads a manifest
         widget=forms.RadioSelect,
     )
     images = forms.FileField(
@@ -303,8 +304,9 @@ class ImportForm(forms.Form):
 
     def clean(self) -> dict:
         data = super().clean()
+        data["source_format"] = data.get("source_format") or ImportFormat.MANIFEST
         images = data.get("images")
-        if data.get("source_format") == ImportFormat.LABEL_STUDIO:
+        if data["source_format"] == ImportFormat.LABEL_STUDIO:
             if not data.get("manifest") and "manifest" not in self.errors:
                 self.add_error("manifest", "choose the Label Studio export (.json)")
             return data

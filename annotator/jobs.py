@@ -17,20 +17,40 @@ def job_create(
     )
 
 
+def job_claim(job: Job) -> bool:
+    """Take a queued job for this worker (queued → running); False when another delivery of the
+    same message got it first, or it was cancelled, failed or done meanwhile.
+
+    Every task claims its job before any work, so a message sent twice (re-sent by the sweep,
+    redelivered by the broker) runs once.
+    """
+    now = timezone.now()
+    claimed = Job.objects.filter(pk=job.pk, status=JobStatus.QUEUED).update(
+        status=JobStatus.RUNNING, started_at=now, heartbeat_at=now
+    )
+    if claimed:
+        job.status, job.started_at, job.heartbeat_at = JobStatus.RUNNING, now, now
+    return bool(claimed)
+
+
 def job_start(job: Job, *, total: int) -> None:
     """Mark the job running; a job cancelled while it waited stays cancelled."""
     job.total = total
     job.done = 0
-    job.started_at = timezone.now()
-    Job.objects.filter(pk=job.pk).update(total=total, done=0, started_at=job.started_at)
+    job.started_at = job.heartbeat_at = timezone.now()
+    Job.objects.filter(pk=job.pk).update(
+        total=total, done=0, started_at=job.started_at, heartbeat_at=job.heartbeat_at
+    )
     Job.objects.filter(pk=job.pk, status=JobStatus.QUEUED).update(status=JobStatus.RUNNING)
     job.status = Job.objects.values_list("status", flat=True).get(pk=job.pk)
 
 
 def job_progress(job: Job, *, done: int) -> None:
-    """Record progress in its own short write, so pollers see it while the work goes on."""
+    """Record progress in its own short write, so pollers see it while the work goes on; it is
+    also the job's heartbeat (a running job without one for DIFFMARK_STALE_JOB_MINUTES fails)."""
     job.done = min(done, job.total) if job.total else done
-    Job.objects.filter(pk=job.pk).update(done=job.done)
+    job.heartbeat_at = timezone.now()
+    Job.objects.filter(pk=job.pk).update(done=job.done, heartbeat_at=job.heartbeat_at)
 
 
 def job_finish(

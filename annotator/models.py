@@ -165,6 +165,9 @@ class Job(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Last sign of life: sent (again) to the workers, started, or progressed. The sweeps re-send
+    # queued jobs and fail running ones whose heartbeat is too old (annotator/sweeps.py).
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

@@ -14,6 +14,7 @@ from django.db import transaction
 from annotator.jobs import job_create, job_finish, job_progress, job_start
 from annotator.models import Job, JobKind, JobStatus, Pair, PairStatus, Prediction, Project
 from annotator.services import image_limits
+from config.enqueue import enqueue_on_commit
 from pairdiff.predict import PredictionResult, Predictor
 
 BATCH_SIZE = 20
@@ -60,7 +61,7 @@ def preannotate_queue(
         raise UnknownBackend(f"unknown backend {backend!r} (known: {', '.join(BACKENDS)})")
     params = {"backend": backend, "pairs": pair_ids}
     job = job_create(kind=JobKind.PREANNOTATE, project=project, user=user, params=params)
-    transaction.on_commit(lambda: preannotate_job.delay(job.pk))
+    enqueue_on_commit(preannotate_job, job.pk)
     return job
 
 

@@ -194,7 +194,9 @@ def _pair_store(
 
 def _store_file(name: str, content: bytes, written: list[str]) -> str:
     if default_storage.exists(name):
-        return name
+        if default_storage.size(name) == len(content):
+            return name
+        default_storage.delete(name)  # cut short by a worker killed mid-write: write it again
     saved = default_storage.save(name, ContentFile(content))
     written.append(saved)
     return saved

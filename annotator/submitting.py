@@ -22,6 +22,7 @@ from annotator.models import (
     PairEvent,
     Tier,
 )
+from config.enqueue import enqueue_on_commit
 from pairdiff.answers import AnswerRules, parse_answer
 from pairdiff.geometry import Frame
 from review.tasks import compute_agreement, score_gold_annotation
@@ -143,17 +144,24 @@ def _submit(assignment_id: int, user, body: object, key: str) -> Annotation:
     assignment.submitted_at = now
     assignment.draft = None
     assignment.save(update_fields=["state", "submitted_at", "draft"])
+    # The UPDATE row-locks the pair until commit, so the count read back is exact even when
+    # both annotators submit at the same moment: exactly one of them sees the last submission.
     Pair.objects.filter(pk=pair.pk).update(n_submitted=F("n_submitted") + 1)
+    submitted = Pair.objects.filter(pk=pair.pk).values_list("n_submitted", flat=True).get()
     PairEvent.objects.create(
         pair=pair, actor=user, kind="submitted", detail={"annotation": annotation.pk}
     )
-    _enqueue_review(pair, annotation)
+    _enqueue_review(pair, annotation, submitted=submitted)
     return annotation
 
 
-def _enqueue_review(pair: Pair, annotation: Annotation) -> None:
-    """After commit, so a worker never reads a submission that is not there yet."""
+def _enqueue_review(pair: Pair, annotation: Annotation, *, submitted: int | None = None) -> None:
+    """After commit, so a worker never reads a submission that is not there yet. ``submitted``
+    is the pair's count including this annotation (default: the pair as read, plus one — for
+    callers that hold the pair's row lock)."""
     if pair.is_gold:
-        transaction.on_commit(lambda: score_gold_annotation.delay(annotation.pk))
-    if pair.n_submitted + 1 == min(pair.project.overlap, 2):
-        transaction.on_commit(lambda: compute_agreement.delay(pair.pk))
+        enqueue_on_commit(score_gold_annotation, annotation.pk)
+    if submitted is None:
+        submitted = pair.n_submitted + 1
+    if submitted == min(pair.project.overlap, 2):
+        enqueue_on_commit(compute_agreement, pair.pk)

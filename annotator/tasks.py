@@ -11,17 +11,19 @@ from django.core.files.storage import default_storage
 from django.db import OperationalError
 
 from annotator.importing import ImportUnusable, pairs_import
+from annotator.jobs import job_claim
 from annotator.labelstudio import labelstudio_import
 from annotator.models import Job, JobStatus
 from annotator.preannotation import preannotate_run
+from annotator.sweeps import jobs_fail_stale, jobs_resend_queued, leases_expire
 
 
 @shared_task(acks_late=True)
 def import_pairs_job(job_id: int) -> dict | None:
     """Run a queued import job whose manifest (and zip) were stored under the job's folder."""
     job = Job.objects.select_related("project", "created_by").get(pk=job_id)
-    if job.status != JobStatus.QUEUED:
-        return job.result  # already ran (a redelivered message)
+    if not job_claim(job):
+        return job.result  # another delivery has it, or it ran (a redelivered or re-sent message)
     manifest_name = job.params["manifest"]
     with default_storage.open(manifest_name, "rb") as handle:
         manifest = handle.read()
@@ -58,8 +60,33 @@ def import_pairs_job(job_id: int) -> dict | None:
 def preannotate_job(job_id: int) -> dict | None:
     """Run a queued pre-annotation job; a redelivered message finds it started and stops."""
     job = Job.objects.select_related("project").get(pk=job_id)
-    if job.status != JobStatus.QUEUED:
+    if not job_claim(job):
         return job.result
-    preannotate_run(job=job)
+    try:
+        preannotate_run(job=job)
+    except OperationalError:
+        # The database went away: hand the job back so the automatic retry claims it again (a
+        # rerun replaces this model's predictions). If even that fails, the stale sweep fails it.
+        with contextlib.suppress(OperationalError):
+            Job.objects.filter(pk=job.pk, status=JobStatus.RUNNING).update(status=JobStatus.QUEUED)
+        raise
     job.refresh_from_db()
     return job.result
+
+
+@shared_task
+def expire_leases() -> int:
+    """Beat: return overdue leases of every project to the pool."""
+    return leases_expire()
+
+
+@shared_task
+def resend_queued_jobs() -> list[int]:
+    """Beat: send again the jobs whose message never reached a worker."""
+    return jobs_resend_queued()
+
+
+@shared_task
+def fail_stale_jobs() -> list[int]:
+    """Beat: fail the running jobs whose worker stopped (releases: review.tasks)."""
+    return jobs_fail_stale()

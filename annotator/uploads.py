@@ -9,6 +9,7 @@ from django.db import models, transaction
 from annotator.jobs import job_create
 from annotator.models import Job, JobKind, Project
 from annotator.tasks import import_pairs_job
+from config.enqueue import enqueue_on_commit
 
 MAX_MANIFEST_BYTES = 64 * 1024 * 1024
 
@@ -54,5 +55,5 @@ def import_queue(
             "images": default_storage.save(f"{folder}/images.zip", images),
         }
         job.save(update_fields=["params"])
-        transaction.on_commit(lambda: import_pairs_job.delay(job.pk))
+        enqueue_on_commit(import_pairs_job, job.pk)
     return job

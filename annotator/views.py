@@ -218,9 +218,21 @@ def _check_side(side: str) -> None:
 
 
 def _private_file(file, content_type: str) -> FileResponse:
-    response = FileResponse(file.open("rb"), content_type=content_type)
+    """Stream a stored file through this view, from the filesystem or S3 alike.
+
+    Never a redirect to a presigned bucket URL: the difference heatmap reads pixels with
+    getImageData, which a cross-origin image taints, and a signed URL is a bearer link that
+    outlives the permission check.
+    """
+    try:
+        handle = file.open("rb")
+    except OSError as exc:  # lost from storage: say so, never a 500
+        raise Http404("the image file is missing from storage") from exc
+    response = FileResponse(handle, content_type=content_type)
     # Content-addressed names never change content, so a browser may keep them, privately.
     response["Cache-Control"] = "private, max-age=86400, immutable"
     response["X-Content-Type-Options"] = "nosniff"
-    response["Content-Disposition"] = "inline"
+    # Only raster images are shown in place; anything else (a row edited by hand) downloads.
+    raster = content_type in _MIME.values()
+    response["Content-Disposition"] = "inline" if raster else "attachment"
     return response

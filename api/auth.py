@@ -18,7 +18,9 @@ from rest_framework.response import Response
 from rest_framework.throttling import AnonRateThrottle
 
 from accounts.services import token_create
+from accounts.throttle import LoginAttempt, login_begin, login_succeeded, too_many_message
 from api.errors import error_response
+from api.serializers import ErrorSerializer
 
 
 class TokenScheme(OpenApiAuthenticationExtension):
@@ -50,7 +52,11 @@ class TokenRequestThrottle(AnonRateThrottle):
     scope = "auth"
 
 
-@extend_schema(request=CredentialsSerializer, responses={201: TokenSerializer}, auth=[])
+@extend_schema(
+    request=CredentialsSerializer,
+    responses={201: TokenSerializer, 400: ErrorSerializer, 429: ErrorSerializer},
+    auth=[],
+)
 @api_view(["POST"])
 @authentication_classes([])
 @permission_classes([AllowAny])
@@ -59,14 +65,19 @@ def obtain_token(request: Request) -> Response:
     """Exchange a username and password for a new API token (shown once; keep it secret)."""
     credentials = CredentialsSerializer(data=request.data)
     credentials.is_valid(raise_exception=True)
-    user = authenticate(
-        request,
-        username=credentials.validated_data["username"],
-        password=credentials.validated_data["password"],
-    )
-    if user is None:
+    username = credentials.validated_data["username"]
+    # The browser log-in's per-username budget applies here too; the throttle above only
+    # counts per address, which a guesser with many addresses spreads thin.
+    attempt = LoginAttempt.of(request, username)
+    if wait := login_begin(attempt):
+        refused = error_response("throttled", too_many_message(wait), 429)
+        refused["Retry-After"] = str(wait)
+        return refused
+    user = authenticate(request, username=username, password=credentials.validated_data["password"])
+    if user is None:  # the attempt stays counted
         return error_response(
             "invalid_credentials", "wrong username or password", status.HTTP_400_BAD_REQUEST
         )
+    login_succeeded(attempt)
     _, secret = token_create(user=user, name=credentials.validated_data.get("name", "api"))
     return Response({"token": secret}, status=status.HTTP_201_CREATED)

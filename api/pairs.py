@@ -10,7 +10,6 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.decorators import api_view, parser_classes
 from rest_framework.pagination import PageNumberPagination
-from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -20,6 +19,8 @@ from annotator.services import PairInput, PairRejected, pair_create
 from annotator.uploads import ImportFormat, import_queue
 from api.annotate import ERRORS
 from api.errors import error_response
+from api.pagination import PAGE, paginated
+from api.parsers import MultiPartParser, contains_nul, query_text
 
 
 class PairSerializer(serializers.ModelSerializer):
@@ -86,6 +87,8 @@ class PairUploadSerializer(serializers.Serializer):
                 raise serializers.ValidationError("metadata must be a JSON object") from None
         if not isinstance(value, dict):
             raise serializers.ValidationError("metadata must be a JSON object")
+        if contains_nul(value):  # "\u0000" inside the JSON text: jsonb refuses it (a 500)
+            raise serializers.ValidationError("metadata may not contain NUL characters")
         return value
 
 
@@ -118,6 +121,10 @@ class JobSerializer(serializers.ModelSerializer):
         ]
 
 
+class JobStartedSerializer(serializers.Serializer):
+    job = JobSerializer()
+
+
 def lead_project(request: Request, slug: str) -> Project | Response:
     project = get_object_or_404(Project, slug=slug)
     role = project_role(request.user, project)
@@ -134,8 +141,9 @@ def lead_project(request: Request, slug: str) -> Project | Response:
         OpenApiParameter("status", str, enum=PairStatus.values),
         OpenApiParameter("category", str),
         OpenApiParameter("gold", bool),
+        PAGE,
     ],
-    responses={200: PairSerializer(many=True), **ERRORS},
+    responses={200: paginated("Pair", PairSerializer(many=True)), **ERRORS},
 )
 @extend_schema(
     methods=["POST"],
@@ -151,9 +159,9 @@ def project_pairs_view(request: Request, slug: str) -> Response:
         return project
     if request.method == "POST":
         return _upload(request, project)
-    pairs = project_pairs(project, status=request.query_params.get("status", ""))
+    pairs = project_pairs(project, status=query_text(request, "status"))
     pairs = pairs.select_related("agreement")
-    if category := request.query_params.get("category"):
+    if category := query_text(request, "category"):
         pairs = pairs.filter(category_hint=category)
     if (gold := request.query_params.get("gold")) in ("true", "false"):
         pairs = pairs.filter(is_gold=gold == "true")
@@ -193,7 +201,8 @@ def pair_detail(request: Request, pk: int) -> Response:
 
 
 @extend_schema(
-    request={"multipart/form-data": ImportSerializer}, responses={202: JobSerializer, **ERRORS}
+    request={"multipart/form-data": ImportSerializer},
+    responses={202: JobStartedSerializer, **ERRORS},
 )
 @api_view(["POST"])
 @parser_classes([MultiPartParser])

@@ -7,7 +7,6 @@ import json
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.decorators import api_view, parser_classes
-from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -15,7 +14,8 @@ from annotator.preannotation import BACKENDS, UnknownBackend, preannotate_queue
 from annotator.predictions import predictions_import
 from api.annotate import ERRORS
 from api.errors import error_response
-from api.pairs import JobSerializer, lead_project
+from api.pairs import JobSerializer, JobStartedSerializer, lead_project
+from api.parsers import JSONParser, MultiPartParser
 
 
 class PredictionsUploadSerializer(serializers.Serializer):
@@ -36,8 +36,13 @@ class PredictionsReportSerializer(serializers.Serializer):
 
 class PreannotateSerializer(serializers.Serializer):
     backend = serializers.ChoiceField(choices=BACKENDS)
+    # Bounded: an id past the database's 64-bit range failed the job's query (a 500 while
+    # tasks run eagerly), and a huge list makes a huge IN clause.
     pairs = serializers.ListField(
-        child=serializers.IntegerField(), required=False, help_text="default: the open pairs"
+        child=serializers.IntegerField(min_value=1, max_value=2**63 - 1),
+        required=False,
+        max_length=10_000,
+        help_text="default: the open pairs",
     )
 
 
@@ -70,7 +75,7 @@ def import_predictions(request: Request, slug: str) -> Response:
     return Response({"imported": report.imported, "errors": report.errors})
 
 
-@extend_schema(request=PreannotateSerializer, responses={202: JobSerializer, **ERRORS})
+@extend_schema(request=PreannotateSerializer, responses={202: JobStartedSerializer, **ERRORS})
 @api_view(["POST"])
 def preannotate(request: Request, slug: str) -> Response:
     """Start a pre-annotation job; poll /api/v1/jobs/{id}/ for progress."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import mimetypes
 
 from django.core.files.storage import default_storage
@@ -19,11 +20,15 @@ from annotator.models import Project
 from annotator.selectors import project_role
 from api.annotate import ERRORS
 from api.errors import error_response
+from api.pagination import PAGE, paginated
 from api.pairs import JobSerializer
+from api.parsers import query_text
 from pairdiff.release.splits import DIFFICULTIES, SPLITS, SplitPlan, SplitPlanInvalid
 from review.models import Release
 from review.releases import ReleaseRefused, release_create
 from review.selectors import release_may_build, release_visible, releases_visible
+
+log = logging.getLogger(__name__)
 
 
 class ReleaseSerializer(serializers.ModelSerializer):
@@ -89,6 +94,11 @@ class ReleaseCreateSerializer(serializers.Serializer):
         return data
 
 
+class ReleaseStartedSerializer(serializers.Serializer):
+    job = JobSerializer()
+    release = ReleaseSerializer()
+
+
 def _member_project(request: Request, slug: str) -> Project | Response:
     project = get_object_or_404(Project, slug=slug)
     if project_role(request.user, project) is None:
@@ -96,9 +106,15 @@ def _member_project(request: Request, slug: str) -> Project | Response:
     return project
 
 
-@extend_schema(methods=["GET"], responses={200: ReleaseSerializer(many=True), **ERRORS})
 @extend_schema(
-    methods=["POST"], request=ReleaseCreateSerializer, responses={202: JobSerializer, **ERRORS}
+    methods=["GET"],
+    parameters=[PAGE],
+    responses={200: paginated("Release", ReleaseSerializer(many=True)), **ERRORS},
+)
+@extend_schema(
+    methods=["POST"],
+    request=ReleaseCreateSerializer,
+    responses={202: ReleaseStartedSerializer, **ERRORS},
 )
 @api_view(["GET", "POST"])
 def project_releases(request: Request, slug: str) -> Response:
@@ -149,7 +165,14 @@ def release_detail(request: Request, pk: int) -> Response:
     return Response(ReleaseDetailSerializer(release).data)
 
 
-@extend_schema(responses={(200, "application/octet-stream"): OpenApiTypes.BINARY, **ERRORS})
+# The media type is the file's own (JSON, PNG, JPEG, Markdown…), hence */*.
+@extend_schema(
+    responses={
+        (200, "application/json"): OpenApiTypes.ANY,
+        (200, "*/*"): OpenApiTypes.BINARY,
+        **ERRORS,
+    }
+)
 @api_view(["GET"])
 def release_file(request: Request, pk: int, name: str):
     """One file of a ready release, streamed; ``name`` as in the manifest (images/12_a.png)."""
@@ -157,15 +180,27 @@ def release_file(request: Request, pk: int, name: str):
     if isinstance(release, Response):
         return release
     entry = (release.manifest or {}).get("files", {}).get(name)
-    if entry is None:  # only names the manifest lists: nothing else of storage is reachable
+    if entry is None and not (name == "manifest.json" and release.manifest):
+        # Only what the manifest lists, and the manifest: nothing else of storage is reachable.
         return error_response("not_found", f"the release has no file {name!r}", 404)
-    handle = default_storage.open(f"{release.prefix}/{name}", "rb")
+    path = f"{release.prefix}/{name}"
+    try:
+        handle = default_storage.open(path, "rb")
+    except OSError:  # storage lost a file of an immutable release: say so, never a 500
+        log.exception("release %s: %s is missing from storage", release.pk, path)
+        return error_response(
+            "unavailable", f"{name} of this release cannot be read from storage right now", 503
+        )
     content_type = mimetypes.guess_type(name)[0] or "application/octet-stream"
     response = FileResponse(
-        handle, content_type=content_type, as_attachment=True, filename=name.rsplit("/", 1)[-1]
+        handle,
+        content_type=content_type,
+        as_attachment=True,
+        filename=name.rsplit("/", 1)[-1],
     )
-    response["Content-Length"] = str(entry["size"])
-    response["ETag"] = f'"{entry["sha256"]}"'
+    response["Content-Length"] = str(entry["size"] if entry else default_storage.size(path))
+    if entry:
+        response["ETag"] = f'"{entry["sha256"]}"'
     response["X-Content-Type-Options"] = "nosniff"
     response["Cache-Control"] = "private, max-age=86400, immutable"  # releases never change
     return response
@@ -176,8 +211,12 @@ def release_file(request: Request, pk: int, name: str):
         OpenApiParameter("split", str, enum=list(SPLITS)),
         OpenApiParameter("category", str),
         OpenApiParameter("difficulty", str, enum=[*DIFFICULTIES, "none"]),
+        PAGE,
     ],
-    responses={200: OpenApiTypes.OBJECT, **ERRORS},
+    responses={
+        200: paginated("ReleaseRecord", serializers.ListField(child=serializers.DictField())),
+        **ERRORS,
+    },
 )
 @api_view(["GET"])
 def release_records(request: Request, pk: int) -> Response:
@@ -186,8 +225,8 @@ def release_records(request: Request, pk: int) -> Response:
     if isinstance(release, Response):
         return release
     records = release.records.order_by("position").only("data")
-    split, category = request.query_params.get("split"), request.query_params.get("category")
-    level = request.query_params.get("difficulty")
+    split, category = query_text(request, "split"), query_text(request, "category")
+    level = query_text(request, "difficulty")
     if split and split not in SPLITS:
         return error_response(
             "invalid",

@@ -14,6 +14,8 @@ from annotator.models import Pair, Project, Role
 from annotator.selectors import project_role
 from api.annotate import ERRORS
 from api.errors import error_response
+from api.pagination import PAGE, paginated
+from api.parsers import query_text
 from pairdiff.answers import AnswerInvalid
 from review.adjudication import resolution_json
 from review.models import Decision
@@ -57,8 +59,11 @@ def _is_lead(request: Request, project: Project) -> Response | None:
 
 
 @extend_schema(
-    parameters=[OpenApiParameter(name, str) for name in ("category", "annotator", "reason")],
-    responses={200: DisputeSerializer(many=True), **ERRORS},
+    parameters=[
+        *(OpenApiParameter(name, str) for name in ("category", "annotator", "reason")),
+        PAGE,
+    ],
+    responses={200: paginated("Dispute", DisputeSerializer(many=True)), **ERRORS},
 )
 @api_view(["GET"])
 def disputes(request: Request, slug: str) -> Response:
@@ -66,7 +71,7 @@ def disputes(request: Request, slug: str) -> Response:
     project = get_object_or_404(Project, slug=slug)
     if (refused := _is_lead(request, project)) is not None:
         return refused
-    filters = {k: request.query_params.get(k, "") for k in ("category", "annotator", "reason")}
+    filters = {k: query_text(request, k) for k in ("category", "annotator", "reason")}
     paginator = PageNumberPagination()
     page = paginator.paginate_queryset(disputes_queue(project, **filters), request)
     return paginator.get_paginated_response(DisputeSerializer(page, many=True).data)

@@ -1,11 +1,12 @@
 """Thin DRF views over the same selectors the pages use."""
 
 from django.http import Http404
+from drf_spectacular.utils import extend_schema
 from rest_framework import generics
 
 from annotator import selectors
 from annotator.models import PairStatus, Project
-from api.serializers import ProjectSerializer
+from api.serializers import ErrorSerializer, ProjectSerializer
 from review.standing import accepted_breakdown
 
 
@@ -29,10 +30,12 @@ class _ProjectMixin:
         }
 
 
+@extend_schema(responses={200: ProjectSerializer(many=True), 404: ErrorSerializer})  # 404: bad page
 class ProjectList(_ProjectMixin, generics.ListAPIView):
     """Projects the caller belongs to, with pair counts by status."""
 
 
+@extend_schema(responses={200: ProjectSerializer, 404: ErrorSerializer})
 class ProjectDetail(_ProjectMixin, generics.RetrieveAPIView):
     """One project the caller belongs to, with its accepted pairs by category and difficulty;
     404 for any other."""

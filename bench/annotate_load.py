@@ -18,7 +18,6 @@ import os
 import re
 import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -31,7 +30,7 @@ from urllib.request import HTTPCookieProcessor, Request, build_opener
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.common import LOCAL_POSTGRES, recreate_database  # noqa: E402
+from bench.common import LOCAL_POSTGRES, gunicorn_start, recreate_database  # noqa: E402
 
 HOST, PORT = "127.0.0.1", 8321
 
@@ -260,28 +259,8 @@ def main() -> None:
         os.environ.update(env)
         recreate_database(database_url)
         slug, tokens, _ = _seed(args.pairs, args.clients)
-        server = subprocess.Popen(
-            [
-                str(ROOT / ".venv/bin/gunicorn"),
-                "config.wsgi:application",
-                "--bind",
-                f"{HOST}:{PORT}",
-                "--workers",
-                str(args.workers),
-                "--log-level",
-                "warning",
-            ],
-            cwd=ROOT,
-            env=env,
-            start_new_session=True,
-        )
+        server = gunicorn_start(ROOT, env, host=HOST, port=PORT, workers=args.workers)
         try:
-            for _ in range(100):
-                try:
-                    http.client.HTTPConnection(HOST, PORT, timeout=1).request("GET", "/login/")
-                    break
-                except OSError:
-                    time.sleep(0.2)
             results = _run_clients(slug, tokens, args.seconds)
             elapsed = results["elapsed"][0]
             print(

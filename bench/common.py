@@ -15,3 +15,33 @@ def recreate_database(url: str) -> None:
     with psycopg.connect(url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def gunicorn_start(root, env: dict, *, host: str, port: int, workers: int):
+    """gunicorn serving the app on host:port in its own process group; returns once it answers."""
+    import http.client
+    import subprocess
+    import time
+
+    server = subprocess.Popen(
+        [
+            str(root / ".venv/bin/gunicorn"),
+            "config.wsgi:application",
+            "--bind",
+            f"{host}:{port}",
+            "--workers",
+            str(workers),
+            "--log-level",
+            "warning",
+        ],
+        cwd=root,
+        env=env,
+        start_new_session=True,
+    )
+    for _ in range(150):
+        try:
+            http.client.HTTPConnection(host, port, timeout=1).request("GET", "/login/")
+            break
+        except OSError:
+            time.sleep(0.2)
+    return server

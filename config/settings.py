@@ -45,6 +45,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "config.middleware.DatabaseUnavailableMiddleware",  # 503 + Retry-After, not a 500 page
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -113,7 +114,14 @@ if AWS_STORAGE_BUCKET_NAME:
     AWS_DEFAULT_ACL = None  # private objects; the bucket policy decides, never public-read
     AWS_QUERYSTRING_AUTH = True
     AWS_QUERYSTRING_EXPIRE = env_int("AWS_QUERYSTRING_EXPIRE", 300)
+    # Left unset, botocore signs URLs for us-east-1 (MinIO's default region) with the deprecated
+    # SigV2, which AWS regions opened since 2014 refuse; SigV4 works on AWS and MinIO alike.
+    AWS_S3_SIGNATURE_VERSION = "s3v4"
     AWS_S3_FILE_OVERWRITE = False
+    # A file opened for reading is downloaded whole into a spooled buffer before the first byte
+    # is served; django-storages' default (0) never spills it to disk, so every image request
+    # would hold up to DIFFMARK_MAX_IMAGE_BYTES in memory.
+    AWS_S3_MAX_MEMORY_SIZE = 4 * 1024 * 1024
     _default_storage = {"BACKEND": "storages.backends.s3.S3Storage"}
 else:
     _default_storage = {"BACKEND": "django.core.files.storage.FileSystemStorage"}
@@ -137,6 +145,36 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
+# Publishing fails fast: web requests enqueue after commit and must not hang on a dead or stuck
+# broker (kombu's defaults retry and, on a Redis that accepts but never answers, wait forever).
+# A send that fails is logged and re-sent by the sweeps below, so nothing is lost.
+DIFFMARK_BROKER_TIMEOUT = env_int("DIFFMARK_BROKER_TIMEOUT", 1)  # seconds, connect and reply
+CELERY_BROKER_CONNECTION_TIMEOUT = DIFFMARK_BROKER_TIMEOUT
+CELERY_TASK_PUBLISH_RETRY = False
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "socket_connect_timeout": DIFFMARK_BROKER_TIMEOUT,
+    "socket_timeout": DIFFMARK_BROKER_TIMEOUT,
+    "max_retries": 0,  # one connection attempt per send; the worker reconnects on its own loop
+    # An unacknowledged message (its worker died) comes back after this many seconds; the
+    # stale-job sweep usually recovers sooner. Keep it above the longest task, or it runs twice
+    # (harmless: every task claims its job first, but wasted work).
+    "visibility_timeout": env_int("DIFFMARK_BROKER_VISIBILITY_TIMEOUT", 3600),
+}
+# Periodic sweeps (run `celery -A config beat`, one beat process per deployment).
+DIFFMARK_SWEEP_SECONDS = env_int("DIFFMARK_SWEEP_SECONDS", 300)
+DIFFMARK_RESEND_AFTER_MINUTES = env_int("DIFFMARK_RESEND_AFTER_MINUTES", 10)
+DIFFMARK_STALE_JOB_MINUTES = env_int("DIFFMARK_STALE_JOB_MINUTES", 30)
+# A sweep that waited longer than its period is dropped: the next one does the same work.
+CELERY_BEAT_SCHEDULE = {
+    name: {"task": task, "schedule": float(every), "options": {"expires": float(every)}}
+    for name, task, every in [
+        ("expire-leases", "annotator.tasks.expire_leases", 60),
+        ("resend-queued-jobs", "annotator.tasks.resend_queued_jobs", DIFFMARK_SWEEP_SECONDS),
+        ("fail-stale-jobs", "annotator.tasks.fail_stale_jobs", DIFFMARK_SWEEP_SECONDS),
+        ("resend-review-work", "review.tasks.resend_review_work", DIFFMARK_SWEEP_SECONDS),
+        ("fail-stale-releases", "review.tasks.fail_stale_releases", DIFFMARK_SWEEP_SECONDS),
+    ]
+}
 
 # Upload limits for pair images (see pairdiff.images.ImageLimits).
 DIFFMARK_MAX_IMAGE_BYTES = env_int("DIFFMARK_MAX_IMAGE_BYTES", 50 * 1024 * 1024)
@@ -149,13 +187,48 @@ DIFFMARK_VLM_API_KEY = env_str("DIFFMARK_VLM_API_KEY")
 DIFFMARK_VLM_TIMEOUT = env_int("DIFFMARK_VLM_TIMEOUT", 120)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 
+# The cache holds the log-in and token rate limits (accounts.throttle, DRF throttles). The
+# default is per process: with several gunicorn workers each would count on its own and the
+# limits would multiply, so production points DIFFMARK_CACHE_URL at Redis (a database other
+# than the broker's: clearing the cache must never drop queued tasks).
+DIFFMARK_CACHE_URL = env_str("DIFFMARK_CACHE_URL")
+if DIFFMARK_CACHE_URL.startswith(("redis://", "rediss://", "unix://")):
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": DIFFMARK_CACHE_URL,
+            "KEY_PREFIX": "diffmark",
+        }
+    }
+elif DIFFMARK_CACHE_URL:
+    # The value is not echoed: it may hold the Redis password.
+    raise ImproperlyConfigured("DIFFMARK_CACHE_URL must be a redis://, rediss:// or unix:// URL")
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# Failed log-ins allowed per window, by username and by client address (accounts.throttle).
+DIFFMARK_LOGIN_USER_LIMIT = env_int("DIFFMARK_LOGIN_USER_LIMIT", 5)
+DIFFMARK_LOGIN_IP_LIMIT = env_int("DIFFMARK_LOGIN_IP_LIMIT", 20)
+DIFFMARK_LOGIN_WINDOW_SECONDS = env_int("DIFFMARK_LOGIN_WINDOW_SECONDS", 15 * 60)
+# Proxies in front of the app that append to X-Forwarded-For. 0 trusts only the socket's
+# address: a header the client wrote must never choose the bucket it is counted in.
+DIFFMARK_PROXY_COUNT = env_int("DIFFMARK_PROXY_COUNT", 0)
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "api.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_THROTTLE_RATES": {"auth": env_str("DIFFMARK_TOKEN_RATE", "10/minute")},
+    # DRF's default (None) keys throttles by the whole X-Forwarded-For header, which a client
+    # can change on every request to escape the limit.
+    "NUM_PROXIES": DIFFMARK_PROXY_COUNT,
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # DRF's three, refusing NUL characters, which PostgreSQL cannot store (api.parsers).
+    "DEFAULT_PARSER_CLASSES": [
+        "api.parsers.JSONParser",
+        "api.parsers.FormParser",
+        "api.parsers.MultiPartParser",
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
@@ -169,6 +242,13 @@ SPECTACULAR_SETTINGS = {
     # The docs page's assets come from the sidecar package: no CDN, nothing fetched at run time.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    # Several models have a `status` with its own choices; named here, or drf-spectacular makes
+    # up "Status203Enum" and warns (which fails `check --deploy`).
+    "ENUM_NAME_OVERRIDES": {"ReleaseStatusEnum": "review.models.ReleaseStatus"},
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "api.schema.add_common_errors",
+    ],
 }
 
 # Production hardening: on whenever DEBUG is off (manage.py check --deploy is clean).

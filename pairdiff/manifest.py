@@ -220,6 +220,8 @@ def _row(
     if record.fields is None:
         return RowError(record.line, "", record.error)
     problems = [record.error] if record.error else []
+    if _has_nul(record.fields):  # no database text column can hold one
+        return RowError(record.line, "", "the row holds a NUL character (\\u0000)")
     external_id, problem = _external_id(record.fields.get("id"))
     if problem:
         problems.append(problem)
@@ -235,6 +237,16 @@ def _row(
     if problems:
         return RowError(record.line, external_id[:MAX_ID_LENGTH], "; ".join(problems))
     return ManifestRow(record.line, image_a, image_b, external_id, instruction, category, metadata)
+
+
+def _has_nul(value: object) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_nul(v) for v in value)
+    return False
 
 
 def _external_id(value: object) -> tuple[str, str]:

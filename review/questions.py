@@ -52,7 +52,12 @@ def question_previews(project: Project, pairs: QuerySet[Pair]) -> list[QuestionP
     """The question of each accepted pair in ``pairs``, as the next release will write it."""
     standing = [s for s in standing_answers(pairs) if s.changes]
     pool = _project_entity_pool(project)
-    edits = {e.pair_id: e for e in QuestionEdit.objects.filter(pair__in=[s.pair for s in standing])}
+    edits = {
+        e.pair_id: e
+        for e in QuestionEdit.objects.filter(pair__in=[s.pair for s in standing]).select_related(
+            "edited_by"
+        )
+    }
     previews = []
     for s in standing:
         record = benchmark_record(release_pair(s), "")
@@ -70,14 +75,15 @@ def question_previews(project: Project, pairs: QuerySet[Pair]) -> list[QuestionP
 
 def question_edit_save(*, pair: Pair, negatives: list[str], user=None) -> QuestionEdit:
     """Store a lead's two negatives for the pair's current standing description."""
-    preview = next(iter(question_previews(pair.project, Pair.objects.filter(pk=pair.pk))), None)
-    if preview is None:
+    standing = next(iter(standing_answers(Pair.objects.filter(pk=pair.pk))), None)
+    if standing is None or not standing.changes:
         raise NegativesInvalid({"negative_1": "only accepted pairs with a change have questions"})
+    description = standing.changes[0]["description"]
     if len(negatives) != 2:
         raise NegativesInvalid({"negative_1": "give exactly two negatives"})
     cleaned = [" ".join(str(n or "").split()) for n in negatives]
     problems: dict[str, str] = {}
-    truth = _plain(preview.description)
+    truth = _plain(description)
     for i, text in enumerate(cleaned, start=1):
         key = f"negative_{i}"
         if not text:
@@ -94,7 +100,7 @@ def question_edit_save(*, pair: Pair, negatives: list[str], user=None) -> Questi
         raise NegativesInvalid(problems)
     edit, _ = QuestionEdit.objects.update_or_create(
         pair=pair,
-        defaults={"description": preview.description, "negatives": cleaned, "edited_by": user},
+        defaults={"description": description, "negatives": cleaned, "edited_by": user},
     )
     return edit
 

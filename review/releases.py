@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import json
 import logging
+from datetime import datetime
 
+from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import Storage, default_storage
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from annotator.jobs import job_create, job_finish, job_progress, job_start
-from annotator.models import JobKind, JobStatus, Pair, PairStatus, Project
+from annotator.jobs import job_claim, job_create, job_finish, job_progress, job_start
+from annotator.models import Job, JobKind, JobStatus, Pair, PairStatus, Project
+from config.enqueue import enqueue_on_commit
 from pairdiff.geometry import Frame
 from pairdiff.release.build import ReleaseFiles, ReleaseMeta, manifest, release_files, sha256
 from pairdiff.release.records import ReleasePair
@@ -93,24 +96,30 @@ def release_retry(*, release: Release, user=None) -> Release:
 def _enqueue(release: Release) -> None:
     from review.tasks import build_release
 
-    transaction.on_commit(lambda: build_release.delay(release.pk))
+    enqueue_on_commit(build_release, release.pk)
 
 
 def release_build(release_id: int, *, storage: Storage | None = None) -> Release:
     """Write every file, then make records and manifest visible in one transaction.
 
-    Safe to run twice: a ready release is left alone, and a build that starts over clears the
-    release's folder first, so a worker killed mid-build leaves nothing half-visible.
+    Safe to run twice: a ready release is left alone, a build claims its job so a message sent
+    twice builds once, and a build clears the release's folder first. A worker killed mid-build
+    leaves nothing visible; ``releases_fail_stale`` fails that build, and a retry starts over.
     """
     storage = storage or default_storage
     release = Release.objects.select_related("project", "job").get(pk=release_id)
     if release.status != ReleaseStatus.BUILDING:
         return release
     job = release.job
+    if job is not None and not job_claim(job):
+        return release  # another delivery is building it, or its build was failed as stale
     try:
         _storage_clear(storage, release.prefix)
         built, written = _build(release, storage, job)
         with transaction.atomic():
+            if not _owned(release, job, lock=True):
+                log.warning("release %s was failed as stale meanwhile: not published", release.pk)
+                return release
             ReleaseRecord.objects.bulk_create(
                 (
                     ReleaseRecord(
@@ -253,12 +262,52 @@ def _storage_clear(storage: Storage, prefix: str) -> None:
         _storage_clear(storage, f"{prefix}/{folder}")
 
 
+def _owned(release: Release, job, *, lock: bool = False) -> bool:
+    """Whether this build (of ``job``) is still the release's build in progress."""
+    current = Release.objects.filter(pk=release.pk, status=ReleaseStatus.BUILDING, job=job)
+    return (current.select_for_update() if lock else current).exists()
+
+
+def releases_fail_stale(
+    *, now: datetime | None = None, storage: Storage | None = None
+) -> list[int]:
+    """Fail the builds whose worker stopped (no heartbeat for DIFFMARK_STALE_JOB_MINUTES): the
+    folder is cleared, release and job are failed with a message, and ``release_retry`` builds
+    it again. A build that comes back to life afterwards finds it is no longer its release's
+    build and publishes nothing."""
+    from annotator.sweeps import jobs_stale
+
+    storage = storage or default_storage
+    message = (
+        f"the build stopped: no progress for {settings.DIFFMARK_STALE_JOB_MINUTES} minutes "
+        "(its worker was killed or lost its connection); nothing was published, build it again"
+    )
+    failed = []
+    stale = Release.objects.filter(
+        status=ReleaseStatus.BUILDING, job__in=jobs_stale(now=now)
+    ).select_related("project", "job")
+    for release in stale:
+        # Only if the build showed no sign of life since we looked.
+        if not Job.objects.filter(
+            pk=release.job.pk, status=JobStatus.RUNNING, heartbeat_at=release.job.heartbeat_at
+        ).update(status=JobStatus.FAILED, message=message):
+            continue
+        _release_fail(release, storage, message)
+        failed.append(release.pk)
+    return failed
+
+
 def _release_fail(release: Release, storage: Storage, message: str) -> None:
+    if not _owned(release, release.job):
+        log.warning("release %s is no longer this build's: left as it is", release.pk)
+        return
     try:
         _storage_clear(storage, release.prefix)
     except Exception:  # the release is failed either way; a retry clears the folder again
         log.exception("could not clear the folder of failed release %s", release.pk)
-    Release.objects.filter(pk=release.pk).update(status=ReleaseStatus.FAILED, message=message)
+    Release.objects.filter(pk=release.pk, status=ReleaseStatus.BUILDING, job=release.job).update(
+        status=ReleaseStatus.FAILED, message=message
+    )
     release.status, release.message = ReleaseStatus.FAILED, message
     if release.job:
         job_finish(release.job, status=JobStatus.FAILED, message=message)

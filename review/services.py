@@ -6,6 +6,7 @@ from django.db import transaction
 
 from annotator.jobs import job_create
 from annotator.models import Job, JobKind, Pair, Project
+from config.enqueue import enqueue_on_commit
 from review.models import GoldAnswer
 from review.tasks import recompute_agreements
 
@@ -24,5 +25,5 @@ def gold_answer_set(*, pair: Pair, changes: list[dict], source: str = "", user=N
 def agreements_recompute_queue(*, project: Project, user=None) -> Job:
     """Queue a recompute of every verdict of the project (call after its policy changed)."""
     job = job_create(kind=JobKind.RECOMPUTE, project=project, user=user)
-    transaction.on_commit(lambda: recompute_agreements.delay(job.pk))
+    enqueue_on_commit(recompute_agreements, job.pk)
     return job

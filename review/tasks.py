@@ -2,9 +2,11 @@
 
 from celery import shared_task
 
-from annotator.models import Job, JobStatus
+from annotator.jobs import job_claim
+from annotator.models import Job
 from review.agreement import agreement_compute, agreements_recompute, gold_score_compute
-from review.releases import release_build
+from review.releases import release_build, releases_fail_stale
+from review.sweeps import review_work_resend
 
 
 @shared_task(acks_late=True)
@@ -22,12 +24,24 @@ def score_gold_annotation(annotation_id: int) -> float | None:
 @shared_task(acks_late=True)
 def recompute_agreements(job_id: int) -> dict | None:
     job = Job.objects.select_related("project").get(pk=job_id)
-    if job.status == JobStatus.QUEUED:
+    if job_claim(job):
         agreements_recompute(job=job)
     return job.result
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
 def build_release(release_id: int) -> str:
-    """Build a release; a message redelivered after a worker died starts the build over."""
+    """Build a release; a message sent twice builds it once (the build claims its job)."""
     return release_build(release_id).status
+
+
+@shared_task
+def resend_review_work() -> dict[str, int]:
+    """Beat: send again the cross-checks and gold scores whose message was lost."""
+    return review_work_resend()
+
+
+@shared_task
+def fail_stale_releases() -> list[int]:
+    """Beat: fail the release builds whose worker stopped; they can be built again."""
+    return releases_fail_stale()

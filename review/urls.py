@@ -1,6 +1,6 @@
 from django.urls import path
 
-from review import views, views_dashboard
+from review import views, views_dashboard, views_questions, views_releases
 
 app_name = "review"
 
@@ -9,4 +9,9 @@ urlpatterns = [
     path("<slug:slug>/spot-check/", views.spot_check, name="spot_check"),
     path("pairs/<int:pk>/", views.adjudicate, name="adjudicate"),
     path("<slug:slug>/dashboard/", views_dashboard.dashboard, name="dashboard"),
+    path("<slug:slug>/releases/", views_releases.releases, name="releases"),
+    path("releases/<int:pk>/", views_releases.release, name="release"),
+    path("releases/<int:pk>/retry/", views_releases.release_rebuild, name="release_retry"),
+    path("<slug:slug>/questions/", views_questions.questions, name="questions"),
+    path("pairs/<int:pk>/question/", views_questions.question, name="question"),
 ]

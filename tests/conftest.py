@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from annotator.leasing import assignment_lease_next
@@ -15,12 +17,16 @@ PASSWORD = "correct horse battery staple"
 
 
 def pytest_collection_modifyitems(config, items):
-    """Tests marked `postgres` need real row locks; they run in CI's PostgreSQL pass."""
+    """Tests marked `postgres` need real row locks, tests marked `s3` the S3-compatible server
+    that `.ci/run` starts (DIFFMARK_TEST_S3_ENDPOINT); both run in CI's PostgreSQL pass."""
     from django.conf import settings
 
-    if settings.DATABASES["default"]["ENGINE"].endswith("postgresql"):
-        return
-    keep = [item for item in items if item.get_closest_marker("postgres") is None]
+    absent = set()
+    if not settings.DATABASES["default"]["ENGINE"].endswith("postgresql"):
+        absent.add("postgres")
+    if not os.environ.get("DIFFMARK_TEST_S3_ENDPOINT"):
+        absent.add("s3")
+    keep = [item for item in items if not any(item.get_closest_marker(m) for m in absent)]
     if len(keep) != len(items):
         config.hook.pytest_deselected(items=[i for i in items if i not in keep])
         items[:] = keep

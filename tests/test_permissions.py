@@ -5,12 +5,17 @@ not forgotten. Annotators never reach another person's work (404, as if it did n
 """
 
 import pytest
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.test import APIClient
 
+from accounts.services import token_create
 from annotator.leasing import assignment_lease_next
 from annotator.models import Job
-from tests.factories import make_pair
+from review.models import Decision, Release, ReleaseStatus
+from review.resolutions import resolution_record
+from tests.factories import answer, make_pair
 
 ROLES = ("anonymous", "outsider", "annotator_1", "researcher", "lead")
 LOGIN = 302
@@ -53,6 +58,14 @@ MATRIX = [
     ("review:spot_check", "get", "slug", _page()),
     ("review:dashboard", "get", "slug", _page()),
     ("review:adjudicate", "get", "pair", _page()),
+    ("review:releases", "get", "slug", _page(researcher=200)),
+    ("review:release", "get", "release", _page(annotator_1=404, researcher=200)),
+    ("review:release_retry", "post", "release", _page(lead=302)),  # refused: not failed
+    ("review:questions", "get", "slug", _page()),
+    ("review:question", "post", "accepted", _page(lead=400)),  # no negatives given
+    ("accounts:tokens", "get", None, _page(outsider=200, annotator_1=200, researcher=200)),
+    # the token is the researcher's: nobody else can tell it exists
+    ("accounts:token_revoke", "post", "token", _page(annotator_1=404, researcher=302, lead=404)),
     ("api:project-list", "get", None, _api(outsider=200, annotator_1=200, researcher=200)),
     ("api:project-detail", "get", "slug", _api(annotator_1=200, researcher=200)),
     ("api:project-pairs", "get", "slug", _api()),
@@ -65,6 +78,10 @@ MATRIX = [
     ("api:project-predictions", "post", "slug", _api(lead=400)),
     ("api:project-preannotate", "post", "slug", _api(lead=400)),
     ("api:lease-next", "post", "slug", _api(annotator_1=200, lead=200)),
+    ("api:project-releases", "get", "slug", _api(annotator_1=200, researcher=200)),  # none listed
+    ("api:release-detail", "get", "release", _api(annotator_1=404, researcher=200)),
+    ("api:release-file", "get", "release_file", _api(annotator_1=404, researcher=200)),
+    ("api:release-records", "get", "release", _api(annotator_1=404, researcher=200)),
     ("api:assignment-draft", "put", "assignment", NOT_YOURS_API),
     ("api:assignment-submit", "post", "assignment", NOT_YOURS_API),
     ("api:assignment-skip", "post", "assignment", NOT_YOURS_API),
@@ -94,6 +111,17 @@ def objects(project, annotator_1, annotator_2, researcher, lead):
     # annotator_2's lease: nobody else may see or touch it, not even a lead
     assignment = assignment_lease_next(project=project, user=annotator_2)
     job = Job.objects.create(kind="import", project=project, created_by=lead)
+    accepted = make_pair(project)
+    resolution_record(pair_id=accepted.pk, lead=lead, decision=Decision.MERGE, answer=answer())
+    release = Release.objects.create(
+        project=project,
+        name="v1",
+        version=1,
+        status=ReleaseStatus.READY,
+        manifest={"files": {"README.md": {"size": 9, "sha256": "0" * 64}}},
+    )
+    default_storage.save(f"{release.prefix}/README.md", ContentFile(b"# v1\n\nOK\n"))
+    token, _ = token_create(user=researcher, name="laptop")
     return {
         "slug": {"slug": project.slug},
         "pair": {"pk": pair.pk},
@@ -101,6 +129,10 @@ def objects(project, annotator_1, annotator_2, researcher, lead):
         "assignment": {"pk": assignment.pk},
         "member": {"slug": project.slug, "user_id": researcher.pk},
         "job": {"pk": job.pk},
+        "accepted": {"pk": accepted.pk},
+        "release": {"pk": release.pk},
+        "release_file": {"pk": release.pk, "name": "README.md"},
+        "token": {"pk": token.pk},
         None: {},
     }
 

@@ -205,3 +205,11 @@ def test_workspace_keeps_the_draft_and_hides_predictions_when_the_project_says_s
 def _ws_config(response) -> dict:
     match = re.search(r'<script id="ws-config"[^>]*>(.*?)</script>', response.content.decode())
     return json.loads(match[1])
+
+
+def test_an_image_lost_from_storage_is_a_404_not_a_500(client, project, lead):
+    pair = make_pair(project)
+    pair.image_a.storage.delete(pair.image_a.name)
+    client.force_login(lead)
+    response = client.get(reverse("annotator:pair_image", args=[pair.pk, "a"]))
+    assert response.status_code == 404

@@ -1,4 +1,5 @@
 import hashlib
+import json
 
 import pytest
 from rest_framework.test import APIClient
@@ -163,3 +164,18 @@ def test_only_leads_build_releases(project, who, request):
         "/api/v1/projects/cars/releases/", {"name": "v9"}, format="json"
     )
     assert response.status_code == 403
+
+
+def test_the_manifest_itself_can_be_downloaded(ready, researcher):
+    response = _client(researcher).get(f"/api/v1/releases/{ready.pk}/files/manifest.json")
+    assert response.status_code == 200
+    assert json.loads(b"".join(response.streaming_content)) == ready.manifest
+
+
+def test_a_file_lost_from_storage_is_a_clear_503_not_a_500(ready, researcher):
+    from django.core.files.storage import default_storage
+
+    default_storage.delete(f"{ready.prefix}/benchmark.json")
+    response = _client(researcher).get(f"/api/v1/releases/{ready.pk}/files/benchmark.json")
+    assert response.status_code == 503
+    assert response.json()["error"]["code"] == "unavailable"

@@ -27,6 +27,7 @@ def test_production_settings_pass_the_deploy_checklist():
         DEBUG="0",
         SECRET_KEY="x" * 20 + "-production-like-secret-key-0123456789",
         ALLOWED_HOSTS="a.b",
+        DIFFMARK_CACHE_URL="redis://127.0.0.1:6379/1",  # CI's broker needs a shared cache too
     )
     assert result.returncode == 0, result.stderr + result.stdout
 

@@ -373,3 +373,18 @@ def test_safe_relative_path_returns_a_normal_relative_path_or_refuses(name):
     assert not path.startswith("/") and "\\" not in path and "\x00" not in path
     assert all(part not in ("", ".", "..") for part in parts)
     assert safe_relative_path(path) == path
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        {"id": "a\u0000b", "image_a": "a.png", "image_b": "b.png"},
+        {"image_a": "a.png", "image_b": "b.png", "instruction": "x\u0000"},
+        {"image_a": "a.png", "image_b": "b.png", "camera": {"lens": ["\u0000"]}},
+    ],
+    ids=["id", "instruction", "nested-metadata"],
+)
+def test_a_row_with_a_nul_character_is_refused_with_a_reason(row):
+    rows, errors = parse_manifest(json.dumps(row).encode(), filename="m.jsonl")
+    assert rows == []
+    assert [e.message for e in errors] == ["the row holds a NUL character (\\u0000)"]

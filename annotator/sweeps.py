@@ -1,0 +1,114 @@
+"""Periodic repairs run by Celery beat: work that a dead broker or a killed worker left behind.
+
+Each sweep is safe to run concurrently with the work it repairs and with itself: every write is
+conditional on the state the sweep saw, and every task it sends claims its job before working.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db.models import QuerySet
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from annotator.leasing import assignments_expire
+from annotator.models import Job, JobKind, JobStatus
+from config.enqueue import enqueue
+
+log = logging.getLogger(__name__)
+
+BATCH = 500  # jobs looked at per sweep; the next sweep takes the rest
+
+STALE_ADVICE = {
+    JobKind.IMPORT: "the pairs imported so far are kept; import the manifest again to add the "
+    "rest (rows already in are reported as duplicates)",
+    JobKind.PREANNOTATE: "the predictions made so far are kept; start the pre-annotation again "
+    "(it replaces this model's predictions)",
+    JobKind.RECOMPUTE: "start the recompute again",
+}
+
+
+def leases_expire(*, now: datetime | None = None) -> int:
+    """Return every overdue lease of every project to the pool (leasing also does it lazily,
+    but only when someone asks for work in the same project)."""
+    total = 0
+    while True:
+        expired = assignments_expire(now=now)  # at most 1000 at a time
+        total += expired
+        if expired < 1000:
+            return total
+
+
+def jobs_stale(*, now: datetime | None = None) -> QuerySet[Job]:
+    """Running jobs without a heartbeat (start or progress) for DIFFMARK_STALE_JOB_MINUTES."""
+    cutoff = (now or timezone.now()) - timedelta(minutes=settings.DIFFMARK_STALE_JOB_MINUTES)
+    return (
+        Job.objects.filter(status=JobStatus.RUNNING)
+        .alias(seen=Coalesce("heartbeat_at", "started_at", "created_at"))
+        .filter(seen__lt=cutoff)
+    )
+
+
+def jobs_fail_stale(*, now: datetime | None = None) -> list[int]:
+    """Fail the running jobs whose worker stopped (killed, or cut off from the database), with a
+    message saying what is kept and what to do. Release jobs are left to
+    ``review.releases.releases_fail_stale``, which also fails the release."""
+    now = now or timezone.now()
+    minutes = settings.DIFFMARK_STALE_JOB_MINUTES
+    failed = []
+    for job in jobs_stale(now=now).exclude(kind=JobKind.RELEASE).order_by("pk")[:BATCH]:
+        message = (
+            f"stopped: no progress for {minutes} minutes (its worker was killed or lost its "
+            f"connection) after {job.done} of {job.total}; {STALE_ADVICE[job.kind]}"
+        )
+        # Only if it is still the job we saw: a heartbeat meanwhile means it is alive after all.
+        if Job.objects.filter(
+            pk=job.pk, status=JobStatus.RUNNING, heartbeat_at=job.heartbeat_at
+        ).update(status=JobStatus.FAILED, message=message, finished_at=now):
+            log.warning("job %s failed as stale: %s", job.pk, message)
+            failed.append(job.pk)
+    return failed
+
+
+def jobs_resend_queued(*, now: datetime | None = None) -> list[int]:
+    """Send again the jobs still queued DIFFMARK_RESEND_AFTER_MINUTES after they were last sent
+    (the broker was down when they were created, or lost the message). At most once per that
+    period per job; a duplicate message is harmless, the task claims the job first."""
+    now = now or timezone.now()
+    cutoff = now - timedelta(minutes=settings.DIFFMARK_RESEND_AFTER_MINUTES)
+    waiting = (
+        Job.objects.filter(status=JobStatus.QUEUED)
+        .alias(seen=Coalesce("heartbeat_at", "created_at"))
+        .filter(seen__lt=cutoff)
+        .order_by("pk")
+    )
+    sent = []
+    for job in waiting[:BATCH]:
+        task_args = _task_for(job)
+        if task_args is None:
+            continue
+        if not Job.objects.filter(
+            pk=job.pk, status=JobStatus.QUEUED, heartbeat_at=job.heartbeat_at
+        ).update(heartbeat_at=now):
+            continue  # claimed (or re-sent by another sweep) meanwhile
+        if enqueue(*task_args):
+            sent.append(job.pk)
+    return sent
+
+
+def _task_for(job: Job) -> tuple | None:
+    from annotator.tasks import import_pairs_job, preannotate_job  # tasks import this module
+    from review.tasks import build_release, recompute_agreements
+
+    if job.kind == JobKind.IMPORT:
+        return import_pairs_job, job.pk
+    if job.kind == JobKind.PREANNOTATE:
+        return preannotate_job, job.pk
+    if job.kind == JobKind.RECOMPUTE:
+        return recompute_agreements, job.pk
+    if job.kind == JobKind.RELEASE and job.params.get("release"):
+        return build_release, job.params["release"]
+    return None

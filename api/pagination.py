@@ -1,0 +1,20 @@
+"""What PageNumberPagination answers, spelled out for the function views: drf-spectacular only
+sees pagination on generic list views, and would document these lists as bare arrays."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiParameter
+from rest_framework import serializers
+
+PAGE = OpenApiParameter("page", int, description="page number, from 1; 404 past the last page")
+
+
+def paginated(name: str, results: serializers.Field) -> type[serializers.Serializer]:
+    """A serializer class (component ``Paginated<name>List``) for one page of ``results``."""
+    fields = {
+        "count": serializers.IntegerField(),
+        "next": serializers.URLField(allow_null=True),
+        "previous": serializers.URLField(allow_null=True),
+        "results": results,
+    }
+    return type(f"Paginated{name}ListSerializer", (serializers.Serializer,), fields)

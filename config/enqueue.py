@@ -1,0 +1,43 @@
+"""Queue Celery work without making a web request wait on, or fail because of, the broker."""
+
+from __future__ import annotations
+
+import logging
+
+from celery import Task
+from django.db import transaction
+from kombu.exceptions import KombuError
+
+log = logging.getLogger(__name__)
+
+
+def enqueue_on_commit(task: Task, *args) -> None:
+    """Send ``task(*args)`` once the current transaction commits (at once outside one).
+
+    The data is committed by then, so a broker that is down or stuck must not turn the request
+    into an error: the send is logged and dropped, and the periodic sweeps (CELERY_BEAT_SCHEDULE)
+    find the work that was never done and send it again. Publishing fails fast (settings:
+    DIFFMARK_BROKER_TIMEOUT, CELERY_TASK_PUBLISH_RETRY).
+    """
+    transaction.on_commit(lambda: enqueue(task, *args))
+
+
+def enqueue(task: Task, *args) -> bool:
+    """Send now; False, with a warning, when the broker refused or did not answer.
+
+    In eager mode (no broker) the task runs in-process and its errors propagate as they are.
+    """
+    try:
+        task.delay(*args)
+    except Exception as exc:
+        if task.app.conf.task_always_eager or not isinstance(exc, _broker_errors(task)):
+            raise
+        log.warning("could not queue %s%r, a sweep will send it again: %s", task.name, args, exc)
+        return False
+    return True
+
+
+def _broker_errors(task: Task) -> tuple[type[BaseException], ...]:
+    # The transport's own errors (redis-py's, for instance) when kombu did not wrap them.
+    connection = task.app.connection_for_write()
+    return (KombuError, OSError, *connection.connection_errors, *connection.channel_errors)

@@ -1,0 +1,103 @@
+"""The form of a new release: its name and split plan."""
+
+from __future__ import annotations
+
+from django import forms
+
+from pairdiff.release.splits import MINCU_TEST_RATIO, SplitPlan, SplitPlanInvalid
+
+RATIO_FIELDS = ("ratio_easy", "ratio_medium", "ratio_hard")
+
+# Which field a SplitPlanInvalid message belongs next to, by the words it starts with; one about
+# several fields (val and test together) goes under the row of fractions.
+_PLAN_FIELDS = (
+    ("val fraction", "val_fraction"),
+    ("test fraction", "test_fraction"),
+    ("test pairs", "test_per_category"),
+    ("the difficulty ratio", "ratio_easy"),
+)
+
+
+def _ratio_part(label: str) -> forms.IntegerField:
+    return forms.IntegerField(
+        label=label,
+        required=False,
+        min_value=0,
+        max_value=1000,
+        widget=forms.NumberInput(attrs={"placeholder": "–", "class": "ratio-part"}),
+    )
+
+
+def _fraction(label: str) -> forms.FloatField:
+    return forms.FloatField(
+        label=label,
+        initial=0.1,
+        min_value=0,
+        max_value=1,
+        widget=forms.NumberInput(attrs={"step": "0.01"}),
+    )
+
+
+class ReleaseForm(forms.Form):
+    """A release's name and split plan; ``plan`` is the SplitPlan once the form is valid."""
+
+    name = forms.CharField(
+        max_length=100,
+        help_text="Unique in the project, e.g. v1 or 2025-06; releases never change.",
+        widget=forms.TextInput(attrs={"placeholder": "v1", "autocomplete": "off"}),
+    )
+    seed = forms.IntegerField(initial=0, min_value=0, max_value=2**31 - 1)
+    val_fraction = _fraction("Val fraction")
+    test_fraction = _fraction("Test fraction")
+    test_per_category = forms.IntegerField(
+        label="Test pairs per category",
+        required=False,
+        min_value=0,
+        help_text="An exact count instead of the test fraction (MinCU: 500).",
+        widget=forms.NumberInput(attrs={"placeholder": "use the fraction"}),
+    )
+    ratio_easy = _ratio_part("Easy")
+    ratio_medium = _ratio_part("Medium")
+    ratio_hard = _ratio_part("Hard")
+    mincu_ratio = forms.BooleanField(
+        label="MinCU mix, easy : medium : hard = 1 : 2 : 2",
+        required=False,  # when ticked, it takes the place of the three numbers
+    )
+
+    plan: SplitPlan
+
+    def ratio_fields(self) -> list[forms.BoundField]:
+        return [self[name] for name in RATIO_FIELDS]
+
+    def ratio_errors(self) -> list[str]:
+        return [error for name in RATIO_FIELDS for error in self.errors.get(name, [])]
+
+    def clean(self) -> dict:
+        data = super().clean()
+        if self.errors:
+            return data
+        try:
+            self.plan = SplitPlan(
+                seed=data["seed"],
+                val_fraction=data["val_fraction"],
+                test_fraction=data["test_fraction"],
+                test_per_category=data.get("test_per_category"),
+                test_ratio=self._ratio(data),
+            )
+        except SplitPlanInvalid as exc:
+            message = str(exc)
+            field = next((f for start, f in _PLAN_FIELDS if message.startswith(start)), None)
+            self.add_error(field, message)
+        return data
+
+    def _ratio(self, data: dict) -> tuple[int, int, int] | None:
+        if data.get("mincu_ratio"):
+            return MINCU_TEST_RATIO
+        parts = [data.get(name) for name in RATIO_FIELDS]
+        if all(part is None for part in parts):
+            return None
+        if any(part is None for part in parts):
+            raise SplitPlanInvalid(
+                "the difficulty ratio needs all three parts (easy, medium, hard), or none"
+            )
+        return tuple(parts)  # type: ignore[return-value]

@@ -1,0 +1,129 @@
+"""Release pages: leads build (and rebuild) releases; researchers read and download them.
+
+A non-member gets 404 so a project's existence does not leak; an annotator gets 403 on the
+list and 404 on a release (a release holds the agreed answers annotators must not see).
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from annotator.models import Project, Role
+from annotator.selectors import project_role
+from review import release_display
+from review.forms import ReleaseForm
+from review.models import Release, ReleaseStatus
+from review.releases import ReleaseRefused, release_create, release_retry
+from review.selectors import release_may_build, release_visible, releases_visible
+from review.views import lead_project
+
+
+def _reader_project(request: HttpRequest, slug: str) -> Project:
+    """The project, if the caller leads it or researches on it: 404 for outsiders, else 403."""
+    project = get_object_or_404(Project, slug=slug)
+    role = project_role(request.user, project)
+    if role is None:
+        raise Http404("no such project")
+    if role not in (Role.LEAD, Role.RESEARCHER):
+        raise PermissionDenied("releases are for leads and researchers")
+    return project
+
+
+@login_required
+def releases(request: HttpRequest, slug: str) -> HttpResponse:
+    """The project's releases, newest first; leads also get the form that builds a new one."""
+    project = _reader_project(request, slug)
+    may_build = release_may_build(request.user, project)
+    if request.method == "POST" and not may_build:
+        raise PermissionDenied("only leads build releases")
+    rows = list(releases_visible(request.user, project))
+    form = None
+    if may_build:
+        next_name = f"v{rows[0].version + 1}" if rows else "v1"
+        posted = request.POST if request.method == "POST" else None
+        form = ReleaseForm(posted, initial={"name": next_name})
+        if form.is_bound and form.is_valid():
+            release = _build(request, project, form)
+            if release is not None:
+                return redirect("review:releases", project.slug)
+    for release in rows:
+        release.split_counts = release_display.split_counts(release)
+    context = {
+        "project": project,
+        "tab": "releases",
+        "role": project_role(request.user, project),
+        "releases": rows,
+        "building": any(r.status == ReleaseStatus.BUILDING for r in rows),
+        "form": form,
+    }
+    status = 400 if form is not None and form.errors else 200
+    return render(request, "review/releases.html", context, status=status)
+
+
+def _build(request: HttpRequest, project: Project, form: ReleaseForm) -> Release | None:
+    """Queue the build; a refusal goes next to the name, where it is usually the name's fault."""
+    try:
+        release = release_create(
+            project=project, name=form.cleaned_data["name"], plan=form.plan, user=request.user
+        )
+    except ReleaseRefused as exc:
+        form.add_error("name", str(exc))
+        return None
+    _tell_status(request, release)
+    return release
+
+
+def _tell_status(request: HttpRequest, release: Release) -> None:
+    release.refresh_from_db()  # without a broker the build has run already
+    if release.status == ReleaseStatus.FAILED:
+        messages.error(request, f"Release {release.name} failed: {release.message}")
+    elif release.status == ReleaseStatus.READY:
+        messages.success(request, f"Release {release.name} is ready.")
+    else:
+        messages.success(request, f"Release {release.name} is building; it is listed below.")
+
+
+@require_POST
+@login_required
+def release_rebuild(request: HttpRequest, pk: int) -> HttpResponse:
+    """Build a failed release again, under a new job."""
+    release = get_object_or_404(Release.objects.select_related("project"), pk=pk)
+    lead_project(request, release.project)
+    try:
+        release_retry(release=release, user=request.user)
+    except ReleaseRefused as exc:
+        messages.error(request, f"Release {release.name}: {exc}.")
+    else:
+        _tell_status(request, release)
+    return redirect("review:releases", release.project.slug)
+
+
+@login_required
+def release(request: HttpRequest, pk: int) -> HttpResponse:
+    """One release: its dataset card, counts, agreement, notes and files, and how to fetch it."""
+    found = release_visible(request.user, pk)
+    if found is None:
+        raise Http404("no such release")
+    manifest = found.manifest or {}
+    levels, splits = release_display.counts_table(manifest, found.project.categories)
+    records = reverse("api:release-records", args=[found.pk])
+    context = {
+        "release": found,
+        "project": found.project,
+        "tab": "releases",
+        "role": project_role(request.user, found.project),
+        "manifest": manifest,
+        "card": release_display.card_html(found) if found.status == ReleaseStatus.READY else None,
+        "levels": levels,
+        "splits": splits,
+        "files": release_display.file_listing(found),
+        "records_url": request.build_absolute_uri(f"{records}?split=test"),
+        "api_base": request.build_absolute_uri(f"/api/v1/releases/{found.pk}/"),
+    }
+    return render(request, "review/release.html", context)
