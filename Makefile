@@ -53,6 +53,7 @@ bench: install  ## figures; annotate_load needs the local PostgreSQL
 	$(BIN)/python bench/annotate_load.py
 	$(BIN)/python bench/pixeldiff.py
 	$(BIN)/python bench/build_release.py --postgres
+	$(BIN)/python bench/day_load.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .ruff_cache .hypothesis

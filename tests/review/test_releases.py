@@ -230,3 +230,30 @@ def test_build_release_command_builds_in_process_and_prints_counts(project, acce
 def test_build_release_command_refuses_bad_input(project, accepted, args, message):
     with pytest.raises(CommandError, match=message):
         call_command("build_release", *args)
+
+
+def test_the_built_coco_files_evaluate_to_ap_one_against_themselves(
+    project, accepted, lead, tmp_path, django_capture_on_commit_callbacks
+):
+    import contextlib
+    import io
+
+    from pycocotools.coco import COCO
+    from pycocotools.cocoeval import COCOeval
+
+    release = _build(project, lead=lead, capture=django_capture_on_commit_callbacks)
+    for side in "ab":
+        path = tmp_path / f"coco_{side}.json"
+        path.write_bytes(_read(release, f"coco_{side}.json"))
+        with contextlib.redirect_stdout(io.StringIO()):
+            truth = COCO(str(path))
+            detections = [
+                {**{k: a[k] for k in ("image_id", "category_id", "bbox")}, "score": 1.0}
+                for a in truth.dataset["annotations"]
+            ]
+            evaluation = COCOeval(truth, truth.loadRes(detections), "bbox")
+            evaluation.evaluate()
+            evaluation.accumulate()
+            evaluation.summarize()
+        assert evaluation.stats[0] == pytest.approx(1.0), side
+        assert {i["id"] for i in truth.dataset["images"]} == {p.pk for p in accepted}

@@ -1,6 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from annotator.demo import demo_seed
+from annotator.demo_work import demo_work
 
 
 class Command(BaseCommand):
@@ -10,16 +11,25 @@ class Command(BaseCommand):
         parser.add_argument("--pairs", type=int, default=36)
         parser.add_argument("--annotators", type=int, default=2)
         parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument(
+            "--worked",
+            type=int,
+            default=18,
+            help="pairs two simulated annotators answer (verdicts, disputes, a release)",
+        )
 
-    def handle(self, *args, pairs, annotators, seed, **options):
-        if pairs < 0 or annotators < 1:
-            raise CommandError("--pairs must be ≥ 0 and --annotators ≥ 1")
+    def handle(self, *args, pairs, annotators, seed, worked, **options):
+        if pairs < 0 or annotators < 1 or worked < 0:
+            raise CommandError("--pairs and --worked must be ≥ 0 and --annotators ≥ 1")
         report = demo_seed(pairs=pairs, annotators=annotators, seed=seed, progress=self._progress)
         self.stderr.write("")
+        # Half the pairs at most: the rest are for the people trying the workspace.
+        work = demo_work(project=report.project, pairs=min(worked, pairs // 2))
         total = report.project.pairs.count()
         self.stdout.write(
             f"demo project '{report.project.slug}': {report.created_pairs} pairs created, "
-            f"{total} in all"
+            f"{total} in all; {work['answered']} answered by two simulated annotators"
+            + ("; release demo-v1 built" if work["release"] else "")
         )
         self.stdout.write("development log-ins (never use these anywhere real):")
         for username, password in report.passwords.items():

@@ -1,0 +1,91 @@
+"""Work already done in the demo: two simulated annotators answer part of the pairs from the
+known edits, so leads find verdicts and disputes, and researchers a release, on first start."""
+
+from __future__ import annotations
+
+from annotator.leasing import assignment_lease_next
+from annotator.models import Annotation, Pair, PairStatus, Project, Role
+from annotator.services import membership_set, user_ensure
+from annotator.submitting import annotation_submit
+from pairdiff.release.splits import SplitPlan
+
+SIMULATED = ("demo-annotator-a", "demo-annotator-b")
+RELEASE_NAME = "demo-v1"
+
+
+def demo_work(*, project: Project, pairs: int) -> dict[str, int]:
+    """Answer up to ``pairs`` pairs by both simulated annotators (once: a second run adds
+    nothing), then build the demo release if it is not there. Every fifth pair gets a "good"
+    tier from one of them, so it goes to a lead."""
+    from review.agreement import agreement_compute
+    from review.models import Release, ReleaseStatus
+    from review.releases import release_build, release_register
+
+    if pairs <= 0:
+        return {"answered": 0, "release": 0}
+    users = [user_ensure(username=name) for name in SIMULATED]  # no password: no log-in
+    for user in users:
+        membership_set(project=project, user=user, role=Role.ANNOTATOR)
+    done = Annotation.objects.filter(annotator=users[0]).count()
+    for index in range(done, pairs):
+        pair = _answer_next(project, users[0], index, tier="excellent")
+        if pair is None:
+            break
+        second = _lease_pair(project, users[1], pair)
+        if second is not None:
+            tier = "good" if index % 5 == 4 else "excellent"
+            _submit(second, users[1], pair, tier=tier, nudge=1)
+            agreement_compute(pair_id=pair.pk)
+    built = 0
+    released = Release.objects.filter(project=project, name=RELEASE_NAME).exists()
+    if not released and Pair.objects.filter(project=project, status=PairStatus.ACCEPTED).exists():
+        release = release_register(
+            project=project, name=RELEASE_NAME, plan=SplitPlan(seed=0, test_fraction=0.25)
+        )
+        built = int(release_build(release.pk).status == ReleaseStatus.READY)
+    return {"answered": Annotation.objects.filter(annotator=users[0]).count(), "release": built}
+
+
+def _answer_next(project: Project, user, index: int, *, tier: str) -> Pair | None:
+    assignment = assignment_lease_next(project=project, user=user)
+    if assignment is None:
+        return None
+    _submit(assignment, user, assignment.pair, tier=tier, nudge=0)
+    return assignment.pair
+
+
+def _lease_pair(project: Project, user, pair: Pair):
+    """The second annotator's lease on the same pair (started pairs come first in the queue)."""
+    assignment = assignment_lease_next(project=project, user=user)
+    return assignment if assignment is not None and assignment.pair_id == pair.pk else None
+
+
+def _submit(assignment, user, pair: Pair, *, tier: str, nudge: int) -> None:
+    """The known answer, boxes moved by ``nudge`` pixels inside the image, as a person would."""
+    changes = []
+    for change in pair.gold.changes:
+        changes.append(
+            {
+                "category": change["category"],
+                "description": change["description"],
+                "entity_a": change["entity_a"],
+                "entity_b": change["entity_b"],
+                "boxes_a": [
+                    _nudged(b, nudge, pair.width_a, pair.height_a) for b in change["boxes_a"]
+                ],
+                "boxes_b": [
+                    _nudged(b, nudge, pair.width_b, pair.height_b) for b in change["boxes_b"]
+                ],
+            }
+        )
+    body = {"tier": tier, "defects": [], "time_spent_ms": 30_000, "changes": changes}
+    annotation_submit(
+        assignment_id=assignment.pk, user=user, body=body, idempotency_key=f"demo-{assignment.pk}"
+    )
+
+
+def _nudged(box, nudge: int, width: int, height: int) -> list[int]:
+    x1, y1, x2, y2 = (round(c) for c in box)
+    dx = nudge if x2 + nudge <= width else -nudge if x1 - nudge >= 0 else 0
+    dy = nudge if y2 + nudge <= height else -nudge if y1 - nudge >= 0 else 0
+    return [x1 + dx, y1 + dy, x2 + dx, y2 + dy]
