@@ -16,6 +16,7 @@ from annotator.services import (
     CheckedPair,
     PairInput,
     PairRejected,
+    image_limits,
     pair_check,
     pair_find_duplicate,
     pairs_store,
@@ -68,7 +69,7 @@ def pairs_import(
     """
     try:
         rows, errors = parse_manifest(manifest, filename=manifest_name)
-        source = open_source(images)
+        source = open_source(images, max_entry_bytes=image_limits().max_bytes)
     except (ManifestUnusable, SourceError) as exc:
         job_finish(job, status=JobStatus.FAILED, message=str(exc))
         raise ImportUnusable(str(exc)) from exc

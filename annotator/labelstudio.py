@@ -32,6 +32,7 @@ from annotator.services import (
     CheckedPair,
     PairInput,
     PairRejected,
+    image_limits,
     membership_set,
     pair_check,
     pair_find_duplicate,
@@ -95,7 +96,7 @@ def labelstudio_import(
     """
     try:
         tasks, errors = read_export(export)
-        source = open_source(images)
+        source = open_source(images, max_entry_bytes=image_limits().max_bytes)
     except (LSUnusable, SourceError) as exc:
         job_finish(job, status=JobStatus.FAILED, message=str(exc))
         raise ImportUnusable(str(exc)) from exc

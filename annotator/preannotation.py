@@ -92,14 +92,16 @@ def preannotate_run(*, job: Job, predictor: Predictor | None = None) -> None:
                 message=f"cancelled after {start} of {len(pairs)} pairs",
             )
             return
-        for pair in pairs[start : start + BATCH_SIZE]:
+        for done, pair in enumerate(pairs[start : start + BATCH_SIZE], start=start + 1):
             result = _predict(predictor, pair)
             _store(pair, predictor, result, job)
             outcome["failed" if result.error else "predicted"] += 1
             outcome.update(f"flag:{flag}" for flag in result.flags)
             if result.error:
                 errors.append({"id": pair.external_id or str(pair.pk), "message": result.error})
-        job_progress(job, done=min(start + BATCH_SIZE, len(pairs)))
+            # Per pair, not per batch: a slow model (up to DIFFMARK_VLM_TIMEOUT a pair) must
+            # not look like a dead worker to the stale-job sweep.
+            job_progress(job, done=done)
     job_finish(
         job,
         status=JobStatus.SUCCEEDED,

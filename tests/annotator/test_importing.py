@@ -215,3 +215,26 @@ def test_unusable_input_fails_the_job_and_writes_nothing(project, tmp_path, name
 
     assert Pair.objects.count() == 0
     assert Job.objects.get().status == JobStatus.FAILED
+
+
+def test_the_images_source_reads_files_up_to_the_configured_limit(
+    project, tmp_path, settings, monkeypatch
+):
+    from annotator import importing
+
+    limits = []
+    real_open = importing.open_source
+    monkeypatch.setattr(
+        importing,
+        "open_source",
+        lambda path, **kw: limits.append(kw.get("max_entry_bytes")) or real_open(path, **kw),
+    )
+    settings.DIFFMARK_MAX_IMAGE_BYTES = 80 * 1024 * 1024  # above the source's own default
+    folder = tmp_path / "up"
+    folder.mkdir()
+    a, b = edited_pair(3)
+    (folder / "a.png").write_bytes(a)
+    (folder / "b.png").write_bytes(b)
+    _, job = _run(project, folder, b'{"image_a": "a.png", "image_b": "b.png"}')
+    assert job.status == JobStatus.SUCCEEDED
+    assert limits == [80 * 1024 * 1024]  # was the source's fixed 50 MiB

@@ -186,3 +186,21 @@ def test_the_vlm_backend_without_a_url_is_a_clear_error(settings):
     settings.DIFFMARK_VLM_URL = ""
     with pytest.raises(UnknownBackend, match="DIFFMARK_VLM_URL"):
         predictor_for("vlm")
+
+
+def test_progress_and_the_heartbeat_move_after_every_pair_not_every_batch(project):
+    for _ in range(3):
+        make_pair(project)
+    job = _job(project)
+    seen: list[tuple[int, object]] = []
+
+    class Watching(FakePredictor):
+        def predict(self, image_a, image_b, **kwargs):
+            seen.append(Job.objects.values_list("done", "heartbeat_at").get(pk=job.pk))
+            return super().predict(image_a, image_b, **kwargs)
+
+    preannotate_run(job=job, predictor=Watching())
+
+    assert [done for done, _ in seen] == [0, 1, 2]  # was [0, 0, 0] with one beat a batch
+    beats = [beat for _, beat in seen]
+    assert beats == sorted(beats) and len(set(beats)) == 3
