@@ -16,8 +16,10 @@ but never more: an attacker holding one account could otherwise reset their addr
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import ipaddress
+import logging
 import math
 import time
 from dataclasses import dataclass
@@ -28,8 +30,11 @@ from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.cache import cache
 from django.http import HttpRequest
+from redis.exceptions import RedisError
 
 TOO_MANY = "too_many_attempts"
+CACHE_ERRORS = (RedisError, OSError)
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -79,11 +84,28 @@ def client_ip(request: HttpRequest) -> str:
     return str(parsed)
 
 
+def _fail_open(function):
+    """With the cache (Redis) down, log-ins go on unlimited rather than fail: people must be
+    able to work through a Redis outage; the outage is logged."""
+
+    @functools.wraps(function)
+    def guarded(*args, **kwargs):
+        try:
+            return function(*args, **kwargs)
+        except CACHE_ERRORS:
+            log.warning("log-in limits are off: the cache is unreachable", exc_info=True)
+            return 0
+
+    return guarded
+
+
+@_fail_open
 def login_wait(attempt: LoginAttempt) -> int:
     """Seconds until this attempt may be tried; 0 when it may be tried now. Reads only."""
     return _wait(attempt, cache.get_many(_keys(attempt)))
 
 
+@_fail_open
 def login_begin(attempt: LoginAttempt) -> int:
     """Count the attempt; the seconds to wait when a counter is now over its limit (refuse the
     attempt then, without checking the password), else 0."""
@@ -106,6 +128,7 @@ def login_begin(attempt: LoginAttempt) -> int:
     return _wait(attempt, counts | cache.get_many([f"{key}:until" for key in counts]), over=True)
 
 
+@_fail_open
 def login_succeeded(attempt: LoginAttempt) -> None:
     """Forget the username's failures, and give the address back this attempt's count."""
     for key, _ in attempt.buckets():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 from django.contrib.auth import authenticate
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.utils import extend_schema
@@ -18,7 +20,13 @@ from rest_framework.response import Response
 from rest_framework.throttling import AnonRateThrottle
 
 from accounts.services import token_create
-from accounts.throttle import LoginAttempt, login_begin, login_succeeded, too_many_message
+from accounts.throttle import (
+    CACHE_ERRORS,
+    LoginAttempt,
+    login_begin,
+    login_succeeded,
+    too_many_message,
+)
 from api.errors import error_response
 from api.serializers import ErrorSerializer
 
@@ -46,10 +54,21 @@ class TokenSerializer(serializers.Serializer):
     token = serializers.CharField()
 
 
+log = logging.getLogger(__name__)
+
+
 class TokenRequestThrottle(AnonRateThrottle):
-    """Password guessing through the token endpoint: a few tries per client address."""
+    """Password guessing through the token endpoint: a few tries per client address. With the
+    cache down it lets requests through (the per-username limit fails open the same way)."""
 
     scope = "auth"
+
+    def allow_request(self, request, view) -> bool:
+        try:
+            return super().allow_request(request, view)
+        except CACHE_ERRORS:
+            log.warning("token endpoint limit is off: the cache is unreachable", exc_info=True)
+            return True
 
 
 @extend_schema(

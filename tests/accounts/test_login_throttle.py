@@ -304,3 +304,16 @@ def test_with_redis_the_counters_hold_across_processes(client, lead):
             cache.delete_many(keys + [f"{key}:until" for key in keys])
     assert other.returncode == 0, other.stderr
     assert 890 <= int(other.stdout.strip()) <= 900
+
+
+def test_with_the_cache_down_people_still_log_in_and_get_tokens(client, lead):
+    dead = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": "redis://127.0.0.1:1/0",  # nothing listens on port 1
+        }
+    }
+    with override_settings(CACHES=dead):
+        assert _token(client).status_code == 201
+        response = _login(client)
+    assert response.status_code == 302  # logged in: the limits are off, not the log-in
