@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pairdiff.labels import normalise_label
+from pairdiff.labelstudio_export import release_tasks
 from pairdiff.release.card import agreement_stats, dataset_card, release_counts
 from pairdiff.release.coco import coco_side
 from pairdiff.release.questions import answer_positions, hard_negatives, question_item
@@ -56,8 +57,6 @@ def release_files(
 ) -> ReleaseFiles:
     """The data files and the dataset card. ``negatives`` holds leads' edited hard negatives
     by pair id; the others are derived from the ground truth (see question_negatives)."""
-    from pairdiff.labelstudio import release_tasks  # the interchange format has its own module
-
     splits = split_assign([SplitItem(p.pair_id, p.category, p.difficulty) for p in pairs], plan)
     order = {s: i for i, s in enumerate(SPLITS)}
     records = sorted(

@@ -7,17 +7,15 @@ from hypothesis import strategies as st
 
 from pairdiff.geometry import Frame
 from pairdiff.labelstudio import (
-    LABEL_CONFIG,
     ImageFinder,
     ImageNotFound,
     LSAnnotation,
     LSUnusable,
-    label_config,
     parse_export,
     read_export,
-    release_tasks,
     task_in_frames,
 )
+from pairdiff.labelstudio_export import LABEL_CONFIG, label_config, release_tasks
 
 
 def _box(side: str, x, y, w, h, *, label="attribute", size=(640, 480), **extra) -> dict:
