@@ -16,95 +16,26 @@ from dataclasses import dataclass
 from itertools import chain, zip_longest
 
 from pairdiff.labels import normalise_label
+from pairdiff.release.question_words import (
+    ADDED_REMOVED,
+    AGREE,
+    ARTICLE_TAIL,
+    COLOUR,
+    COUNT,
+    DIRECTIONS,
+    FAMILY,
+    GENERIC,
+    NUMBER_WORDS,
+    PLACES,
+    PREFERENCES,
+    TEMPLATES,
+    VALUES,
+    WORD_AFTER,
+)
 
 NO_DIFFERENCE = "There is no difference between the two images."
 LETTERS = ("A", "B", "C", "D")
 QUESTION = "Which sentence describes the difference between image A and image B?"
-
-
-def _table(spec: str) -> dict[str, str]:
-    """``a=b`` swaps both ways, ``a>b`` one way; the first entry for a word wins."""
-    table: dict[str, str] = {}
-    for item in filter(None, (part.strip() for part in spec.split(","))):
-        a, b = (s.strip() for s in re.split("[=>]", item))
-        table.setdefault(a, b)
-        if "=" in item:
-            table.setdefault(b, a)
-    return table
-
-
-_DIRECTIONS = _table(
-    """left=right, up=down, above=below, top=bottom, upper=lower, higher=lower, high=low,
-    in front of=behind, front>back, on top of>under, under>above, beneath>above,
-    underneath>above, closer=farther, nearer>farther, clockwise=counterclockwise,
-    counter-clockwise>clockwise, anticlockwise>clockwise, anti-clockwise>clockwise,
-    larger=smaller, bigger>smaller, large=small, big>small, increased=decreased,
-    increases=decreases, increase=decrease, increasing=decreasing, brighter=darker,
-    brightened=darkened, bright=dark, lighter>darker, more=fewer, less>more, wider=narrower,
-    wide=narrow, sharper=blurrier, sharp=blurry, sharpened=blurred, taller=shorter, tall=short,
-    longer>shorter, thicker=thinner, raised=lowered, lifted>lowered, open=closed, opened>closed,
-    turned on=turned off, switched on=switched off, inside=outside, towards=away from,
-    toward>away from, forward=backward, forwards=backwards, zoomed in=zoomed out,
-    enlarged=shrunk, warmer=cooler, noisier=cleaner, rougher=smoother, standing=sitting,
-    stood=sat, rose=fell, horizontal=vertical, horizontally=vertically"""
-)
-_ADDED_REMOVED = _table(
-    """added=removed, adds=removes, add=remove, adding=removing, appeared=disappeared,
-    appears=disappears, appear=disappear, appearing=disappearing, inserted=deleted,
-    vanished>appeared, emerged>disappeared"""
-)
-# After "lower", these words mean a place ("the lower half" → "upper"), anything else a
-# level ("became lower" → "higher"); "upper" after "became" would not be English.
-_PLACES = frozenset(
-    ("left", "right", "part", "half", "body", "corner", "side", "edge", "area", "region", "shelf")
-)
-_COLOUR_FAMILIES = (
-    ("red", "orange", "yellow", "pink", "brown", "gold", "beige", "maroon"),
-    ("green", "blue", "purple", "violet", "cyan", "teal", "turquoise", "navy"),
-    ("black", "white", "grey", "silver"),
-)
-_FAMILY = {c: i for i, family in enumerate(_COLOUR_FAMILIES) for c in family}
-_COLOUR = re.compile(
-    r"\b(?:(?:dark|light|pale|bright|deep)[\s-]+)?(" + "|".join([*_FAMILY, "gray"]) + r")\b", re.I
-)
-_NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
-_NUMBER_WORDS += ("ten", "eleven", "twelve")
-_VALUES = {word: value for value, word in enumerate(_NUMBER_WORDS)} | {"a single": 1}
-_COUNT = re.compile(r"\b(?:a\s+single|" + "|".join(_NUMBER_WORDS[1:]) + r"|\d{1,3})\b", re.I)
-_WORD_AFTER = re.compile(r"\s+([^\W\d_]+)")
-_AGREE = {"is": "are", "was": "were", "has": "have"}
-_ARTICLE_TAIL = re.compile(r"\b(an?)(\s+)$", re.I)
-
-_MOVE = ("The {e} moved to the left.", "The {e} moved to the right.", "The {e} moved up.")
-_TEMPLATES: dict[str, tuple[str, ...]] = {
-    "position": _MOVE,
-    "relation": _MOVE,
-    "motion": ("The {e} changed its pose.", "The {e} turned to the left.", "The {e} turned right."),
-    "attribute": ("The {e} changed colour.", "The {e} changed material.", "The {e} became open."),
-    "regional_colour": ("The {e} changed colour.", "The {e} became darker."),
-    "global_colour": ("The image became warmer.", "The image became cooler."),
-    "object": ("The {e} was removed.", "The {e} was added.", "The {e} was replaced."),
-    "appear_disappear": ("The {e} was removed.", "The {e} was added."),
-    "counting": ("Another {e} appeared.", "One {e} was removed."),
-    "noise_resolution": ("The image became noisier.", "The image became blurrier."),
-    "texture": ("The {e} became smoother.", "The {e} became rougher.", "The {e} became blurrier."),
-    "replacement_size": ("The {e} became larger.", "The {e} became smaller."),
-    "ocr_text": ("The text on the {e} changed.", "The text was removed.", "New text was added."),
-    "lighting": ("The image became brighter.", "The image became darker.", "A shadow appeared."),
-}
-_GENERIC = tuple(dict.fromkeys(chain.from_iterable(_TEMPLATES.values())))
-# Category → rules tried first; the other rules follow, then the templates.
-_PREFERENCES = {
-    **dict.fromkeys(["attribute", "regional_colour", "global_colour"], ("colour",)),
-    **dict.fromkeys(
-        ["relation", "position", "motion", "lighting", "texture", "noise_resolution"],
-        ("direction",),
-    ),
-    "object": ("entity", "added_removed"),
-    "counting": ("count",),
-    "appear_disappear": ("added_removed",),
-    "replacement_size": ("direction", "entity"),
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +84,7 @@ def hard_negatives(
         rng.shuffle(hits)
         found[name] = _rewrite(text, hits, swap_any_two)
     absent = ("added_removed",) if absent_a or absent_b else ()
-    preferred = list(dict.fromkeys((*absent, *_PREFERENCES.get(category, ()))))
+    preferred = list(dict.fromkeys((*absent, *PREFERENCES.get(category, ()))))
     rest = [name for name in _RULES if name not in preferred]
     templates = _templates(category, ctx, random.Random(f"{seed}:templates:{text}"))
     ranked = chain(
@@ -246,13 +177,13 @@ def _table_rule(table: dict[str, str]) -> _Rule:
         hits = []
         for m in pattern.finditer(text):
             key = " ".join(m.group().lower().split())
-            after = _WORD_AFTER.match(text, m.end())
+            after = WORD_AFTER.match(text, m.end())
             nxt = after.group(1).lower() if after else ""
             if key not in table:  # re.I lets "İ" match "i", but "İ".lower() is not "i"
                 continue
             opposite = table[key]
             if key == "lower":
-                opposite = "upper" if nxt in _PLACES else "higher"
+                opposite = "upper" if nxt in PLACES else "higher"
             elif key == "more":
                 opposite = "fewer" if nxt.endswith("s") and not nxt.endswith("ss") else "less"
             hits.append(_Hit(m.start(), m.end(), key, (opposite,)))
@@ -263,15 +194,15 @@ def _table_rule(table: dict[str, str]) -> _Rule:
 
 def _colour_rule(text: str, ctx: _Context, rng: random.Random) -> tuple[list[_Hit], bool]:
     entity_keys = {normalise_label(e) for e in ctx.entities}  # "an orange" is a fruit
-    found = [m for m in _COLOUR.finditer(text) if _colour_key(m) in _FAMILY.keys() - entity_keys]
+    found = [m for m in COLOUR.finditer(text) if _colour_key(m) in FAMILY.keys() - entity_keys]
     present = {_colour_key(m) for m in found}
     hits = []
     for m in found:
         key = _colour_key(m)
         contrasting = [
             c
-            for c in _FAMILY
-            if c not in present and (_FAMILY[c] != _FAMILY[key] or {c, key} == {"black", "white"})
+            for c in FAMILY
+            if c not in present and (FAMILY[c] != FAMILY[key] or {c, key} == {"black", "white"})
         ]
         prefix = text[m.start() : m.start(1)]  # "dark " stays: only the colour changes
         picks = rng.sample(contrasting, min(3, len(contrasting)))
@@ -286,9 +217,9 @@ def _colour_key(m: re.Match[str]) -> str:
 
 def _count_rule(text: str, ctx: _Context, rng: random.Random) -> tuple[list[_Hit], bool]:
     found = []
-    for m in _COUNT.finditer(text):
+    for m in COUNT.finditer(text):
         word = " ".join(m.group().lower().split())
-        value = int(word) if word.isdigit() else _VALUES.get(word)
+        value = int(word) if word.isdigit() else VALUES.get(word)
         if value is not None:  # None: a non-ASCII case variant, as in the table rules
             found.append((m, value, not word.isdigit()))
     present = {value for _, value, _ in found}
@@ -299,14 +230,14 @@ def _count_rule(text: str, ctx: _Context, rng: random.Random) -> tuple[list[_Hit
             # "one car" → "two cars" only when the noun is the entity; a guess at which
             # following word is the noun would turn "one red car" into "two reds car".
             pos, words = m.end(), []
-            while len(words) < 3 and (after := _WORD_AFTER.match(text, pos)):
+            while len(words) < 3 and (after := WORD_AFTER.match(text, pos)):
                 words.append(after.group(1))
                 pos = after.end()
                 if words[-1].lower() in heads and 2 not in present:
                     new = [_count_word(2, as_word), *words[:-1], _plural(words[-1])]
-                    verb = _WORD_AFTER.match(text, pos)
-                    if verb and verb.group(1).lower() in _AGREE:  # "Two cars are parked."
-                        new.append(_AGREE[verb.group(1).lower()])
+                    verb = WORD_AFTER.match(text, pos)
+                    if verb and verb.group(1).lower() in AGREE:  # "Two cars are parked."
+                        new.append(AGREE[verb.group(1).lower()])
                         pos = verb.end()
                     hits.append(_Hit(m.start(), pos, "1", (" ".join(new),)))
                     break
@@ -320,7 +251,7 @@ def _count_rule(text: str, ctx: _Context, rng: random.Random) -> tuple[list[_Hit
 
 
 def _count_word(value: int, as_word: bool) -> str:
-    return _NUMBER_WORDS[value] if as_word and value < len(_NUMBER_WORDS) else str(value)
+    return NUMBER_WORDS[value] if as_word and value < len(NUMBER_WORDS) else str(value)
 
 
 def _entity_rule(text: str, ctx: _Context, rng: random.Random) -> tuple[list[_Hit], bool]:
@@ -336,11 +267,11 @@ def _entity_rule(text: str, ctx: _Context, rng: random.Random) -> tuple[list[_Hi
 
 
 _RULES: dict[str, _Rule] = {
-    "direction": _table_rule(_DIRECTIONS),
+    "direction": _table_rule(DIRECTIONS),
     "colour": _colour_rule,
     "count": _count_rule,
     "entity": _entity_rule,
-    "added_removed": _table_rule(_ADDED_REMOVED),
+    "added_removed": _table_rule(ADDED_REMOVED),
 }
 
 
@@ -375,7 +306,7 @@ def _apply(text: str, edits: list[tuple[int, int, str]]) -> str:
     for start, end, new in sorted(edits):
         out += text[pos:start]
         new = _match_case(text[start:end], new)
-        article = _ARTICLE_TAIL.search(out)
+        article = ARTICLE_TAIL.search(out)
         if article and new:
             fixed = "an" if new[0].lower() in "aeiou" else "a"
             out = out[: article.start(1)] + _match_case(article.group(1), fixed) + article.group(2)
@@ -404,13 +335,13 @@ def _plural(word: str) -> str:
 
 def _templates(category: str, ctx: _Context, rng: random.Random) -> Iterator[str]:
     labels = [*ctx.entities, "object", *ctx.pool]
-    own = list(_TEMPLATES.get(category, ()))
+    own = list(TEMPLATES.get(category, ()))
     rng.shuffle(own)
     yield from (t.format(e=labels[0]) for t in own)
     for label in labels:
-        yield from (t.format(e=label) for t in _GENERIC)
-        yield from (f"The {label} turned {colour}." for colour in _FAMILY)
-        yield from (f"There are now {w} {_plural(label)}." for w in _NUMBER_WORDS[2:])
+        yield from (t.format(e=label) for t in GENERIC)
+        yield from (f"The {label} turned {colour}." for colour in FAMILY)
+        yield from (f"There are now {w} {_plural(label)}." for w in NUMBER_WORDS[2:])
 
 
 def _interleave(lists: Iterable[list[str]]) -> list[str]:
