@@ -74,16 +74,45 @@ def pairs_import(
         job_finish(job, status=JobStatus.FAILED, message=str(exc))
         raise ImportUnusable(str(exc)) from exc
     report = ImportReport(rows=len(rows) + len(errors), errors=list(errors))
-    job_start(job, total=report.rows)
     seen: dict[tuple[str, str], int] = {}
+
+    def run(batch: list[ManifestRow]) -> None:
+        _store_batch(
+            project, _check_batch(project, batch, source, seen, report), actor, job, report
+        )
+
+    return import_batches(
+        job=job,
+        report=report,
+        items=rows,
+        source=source,
+        run=run,
+        done_before=len(errors),
+        progress=progress,
+        summary=_summary,
+    )
+
+
+def import_batches(
+    *,
+    job: Job,
+    report: ImportReport,
+    items: list,
+    source: ImageSource,
+    run: Callable[[list], None],
+    done_before: int,
+    progress: Progress | None,
+    summary: Callable[[ImportReport], str],
+) -> ImportReport:
+    """``run`` over ``items`` in batches of BATCH_SIZE with the source open, reporting progress
+    on the job; the job ends failed with what was done if anything raises, else succeeded."""
+    job_start(job, total=report.rows)
     try:
         with source:
-            for start in range(0, len(rows), BATCH_SIZE):
-                batch = _check_batch(
-                    project, rows[start : start + BATCH_SIZE], source, seen, report
-                )
-                _store_batch(project, batch, actor, job, report)
-                done = len(errors) + min(start + BATCH_SIZE, len(rows))
+            for start in range(0, len(items), BATCH_SIZE):
+                batch = items[start : start + BATCH_SIZE]
+                run(batch)
+                done = done_before + start + len(batch)
                 job_progress(job, done=done)
                 if progress:
                     progress(done, report.rows)
@@ -102,7 +131,7 @@ def pairs_import(
         status=JobStatus.SUCCEEDED,
         result=report.as_result(),
         errors=report.errors_as_json(),
-        message=_summary(report),
+        message=summary(report),
     )
     return report
 

@@ -11,8 +11,14 @@ from dataclasses import dataclass, field
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from annotator.importing import BATCH_SIZE, CHECK_THREADS, ImportReport, ImportUnusable, Progress
-from annotator.jobs import job_finish, job_progress, job_start
+from annotator.importing import (
+    CHECK_THREADS,
+    ImportReport,
+    ImportUnusable,
+    Progress,
+    import_batches,
+)
+from annotator.jobs import job_finish
 from annotator.models import (
     OPEN_STATUSES,
     Annotation,
@@ -101,39 +107,25 @@ def labelstudio_import(
         job_finish(job, status=JobStatus.FAILED, message=str(exc))
         raise ImportUnusable(str(exc)) from exc
     report = LabelStudioReport(rows=len(tasks) + len(errors), errors=list(errors))
-    job_start(job, total=report.rows)
     seen: dict[tuple[str, str], int] = {}
     users: dict[str, object] = {}
-    try:
-        with source:
-            finder = ImageFinder(source.names())
-            for start in range(0, len(tasks), BATCH_SIZE):
-                batch = tasks[start : start + BATCH_SIZE]
-                checked = _check_batch(project, batch, source, finder, seen, report)
-                for task, pair in _store_batch(project, checked, actor, job, report):
-                    _annotations_import(task, pair, users, job, report)
-                done = len(errors) + start + len(batch)
-                job_progress(job, done=done)
-                if progress:
-                    progress(done, report.rows)
-    except BaseException as exc:
-        job_finish(
-            job,
-            status=JobStatus.FAILED,
-            result=report.as_result(),
-            errors=report.errors_as_json(),
-            message=f"stopped: {exc!r}",
-        )
-        raise
-    report.errors.sort(key=lambda e: e.line)
-    job_finish(
-        job,
-        status=JobStatus.SUCCEEDED,
-        result=report.as_result(),
-        errors=report.errors_as_json(),
-        message=_summary(report),
+    finder = ImageFinder(source.names())
+
+    def run(batch: list[LSTask]) -> None:
+        checked = _check_batch(project, batch, source, finder, seen, report)
+        for task, pair in _store_batch(project, checked, actor, job, report):
+            _annotations_import(task, pair, users, job, report)
+
+    return import_batches(
+        job=job,
+        report=report,
+        items=tasks,
+        source=source,
+        run=run,
+        done_before=len(errors),
+        progress=progress,
+        summary=_summary,
     )
-    return report
 
 
 def _summary(report: LabelStudioReport) -> str:

@@ -19,7 +19,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from pairdiff.coords import from_label_studio
 from pairdiff.geometry import BoxError, Frame
-from pairdiff.manifest import MAX_ID_LENGTH, RowError, safe_relative_path
+from pairdiff.manifest import MAX_ID_LENGTH, RowError, json_type, safe_relative_path
 
 TIERS = ("excellent", "good", "fair", "poor")
 DEFAULT_TIER = "excellent"
@@ -234,7 +234,7 @@ def _load(data: bytes) -> list:
     except (ValueError, RecursionError) as exc:
         raise LSUnusable(f"the export is not JSON ({exc}); export with the JSON format") from exc
     if not isinstance(value, list):
-        raise LSUnusable(f"a Label Studio JSON export is a list of tasks, not {_kind(value)}")
+        raise LSUnusable(f"a Label Studio JSON export is a list of tasks, not {json_type(value)}")
     if not value:
         raise LSUnusable("the export has no tasks")
     if not any(isinstance(t, dict) and isinstance(t.get("data"), dict) for t in value):
@@ -251,7 +251,7 @@ def _reject_constant(name: str) -> object:
 
 def _task(raw: object, line: int, first_line_of_id: dict[str, int]) -> LSTask:
     if not isinstance(raw, dict):
-        raise _Invalid(f"task is {_kind(raw)}, not a JSON object")
+        raise _Invalid(f"task is {json_type(raw)}, not a JSON object")
     data = raw.get("data")
     if not isinstance(data, dict):
         raise _Invalid('task has no "data" object')
@@ -266,7 +266,7 @@ def _task(raw: object, line: int, first_line_of_id: dict[str, int]) -> LSTask:
         first_line_of_id[external_id] = line
     raw_annotations = raw.get("annotations", raw.get("completions", []))  # completions: LS < 1.0
     if not isinstance(raw_annotations, list):
-        raise _Invalid(f'"annotations" must be a list, not {_kind(raw_annotations)}')
+        raise _Invalid(f'"annotations" must be a list, not {json_type(raw_annotations)}')
     task_id = raw.get("id")
     if isinstance(task_id, bool) or not isinstance(task_id, int | str):
         task_id = None
@@ -331,7 +331,7 @@ def _drafts(raw_annotations: list, keys: tuple[str, str]) -> tuple[_Draft, ...]:
 
 def _draft(raw: object, keys: tuple[str, str]) -> _Draft:
     if not isinstance(raw, dict):
-        return _Draft(None, "", error=f"annotation is {_kind(raw)}, not a JSON object")
+        return _Draft(None, "", error=f"annotation is {json_type(raw)}, not a JSON object")
     annotation_id = raw.get("id") if isinstance(raw.get("id"), int | str) else None
     annotator = _annotator(raw.get("completed_by"))
     try:
@@ -555,17 +555,3 @@ def _who(annotation_id: int | str | None, annotator: str) -> str:
     number = f" {annotation_id}" if annotation_id is not None else ""
     by = f" by Label Studio user {annotator}" if annotator else ""
     return f"annotation{number}{by}"
-
-
-def _kind(value: object) -> str:
-    if isinstance(value, bool):
-        return "true/false"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return "null" if value is None else type(value).__name__

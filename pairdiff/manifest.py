@@ -152,7 +152,7 @@ def _jsonl_records(text: str) -> Iterator[_Record]:
         if isinstance(value, dict):
             yield _Record(number, value)
         else:
-            yield _Record(number, None, f"line is {_json_type(value)}, not a JSON object")
+            yield _Record(number, None, f"line is {json_type(value)}, not a JSON object")
     if not parsed_any:
         raise ManifestUnusable(f"no line is valid JSON; is this JSON Lines? ({first_error})")
 
@@ -256,7 +256,7 @@ def _external_id(value: object) -> tuple[str, str]:
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
     if not isinstance(value, str):
-        return "", f"id must be a string or an integer, not {_json_type(value)}"
+        return "", f"id must be a string or an integer, not {json_type(value)}"
     value = value.strip()
     if len(value) > MAX_ID_LENGTH:
         return value, f"id is longer than {MAX_ID_LENGTH} characters ({len(value)})"
@@ -268,7 +268,7 @@ def _path(fields: dict[str, object], key: str, problems: list[str]) -> str:
     if value is None:
         problems.append(f"missing {key}")
     elif not isinstance(value, str):
-        problems.append(f"{key} must be a string, not {_json_type(value)}")
+        problems.append(f"{key} must be a string, not {json_type(value)}")
     elif not value.strip():
         problems.append(f"{key} is empty")
     else:
@@ -284,7 +284,7 @@ def _text(fields: dict[str, object], key: str, problems: list[str], limit: int |
     if value is None:
         return ""
     if not isinstance(value, str):
-        problems.append(f"{key} must be a string, not {_json_type(value)}")
+        problems.append(f"{key} must be a string, not {json_type(value)}")
         return ""
     value = value.strip()
     if limit is not None and len(value) > limit:
@@ -303,12 +303,13 @@ def _metadata(
     if nested is None:
         return extras
     if not isinstance(nested, dict):
-        problems.append(f"metadata must be a JSON object, not {_json_type(nested)}")
+        problems.append(f"metadata must be a JSON object, not {json_type(nested)}")
         return {}
     return {**nested, **extras}
 
 
-def _json_type(value: object) -> str:
+def json_type(value: object) -> str:
+    """What kind of JSON value this is, for an error message: "a string", "a list"…"""
     if isinstance(value, bool):
         return "true/false"
     if isinstance(value, int | float):

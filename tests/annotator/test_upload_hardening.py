@@ -150,7 +150,9 @@ def test_every_hostile_row_is_refused_with_its_reason(hostile_import):
         "drive": f"image_b: path 'C:/Windows/win.ini' {absolute}",
     }
     assert re.fullmatch(
-        r"image_b: file is 1\d\d\.\d KB, over the limit of 97\.7 KB", reasons["oversized"]
+        # refused by the source before a byte is decoded, at the configured limit
+        r"image_b: file is 1\d\d\.\d KB, over the limit of 97\.7 KB: heavy\.png",
+        reasons["oversized"],
     )
     assert hostile_import["result"] == {"rows": 18, "imported": 3, "rejected": 15}
 
