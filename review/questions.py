@@ -13,7 +13,7 @@ from pairdiff.release.questions import NO_DIFFERENCE
 from pairdiff.release.records import benchmark_record
 from review.models import QuestionEdit
 from review.releases import release_pair
-from review.standing import standing_answers
+from review.standing import standing_answers, standing_changes
 
 NEGATIVE_MAX_LENGTH = 500
 
@@ -111,12 +111,12 @@ def question_edit_reset(*, pair: Pair) -> None:
 
 
 def _project_entity_pool(project: Project) -> list[str]:
-    records = [
-        benchmark_record(release_pair(s), "")
-        for s in standing_answers(Pair.objects.filter(project=project))
-        if s.changes
-    ]
-    return entity_pool(records)
+    """The pool a release of the project would use: the labels of every standing answer."""
+    return entity_pool(
+        change
+        for changes in standing_changes(Pair.objects.filter(project=project))
+        for change in changes
+    )
 
 
 def _plain(text: str) -> str:

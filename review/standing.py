@@ -49,6 +49,23 @@ def standing_answers(pairs: QuerySet[Pair], *, chunk: int = 500) -> Iterator[Sta
                 yield standing
 
 
+def standing_changes(pairs: QuerySet[Pair]) -> Iterator[list[dict]]:
+    """The standing answer's changes of every accepted pair in ``pairs``, read as plain JSON —
+    no model objects — for project-wide scans; the same rule as ``standing_answers``."""
+    accepted = pairs.filter(status=PairStatus.ACCEPTED)
+    resolved = dict(
+        Resolution.objects.filter(pair__in=accepted)
+        .order_by("created_at", "id")
+        .values_list("pair_id", "answer")
+    )  # the last row per pair wins
+    for pk, consensus in accepted.values_list("pk", "agreement__consensus").iterator(2000):
+        answer = resolved.get(pk)
+        if isinstance(answer, dict) and answer.get("changes") is not None:
+            yield answer["changes"]
+        elif consensus is not None:
+            yield consensus
+
+
 def _standing(pair: Pair, resolved: dict | None) -> Standing | None:
     agreement = getattr(pair, "agreement", None)
     tiers = []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pairdiff.labels import normalise_label
@@ -116,14 +116,16 @@ def question_negatives(record: Mapping, *, entity_pool: Sequence[str]) -> list[s
     )
 
 
-def entity_pool(records: Sequence[Mapping]) -> list[str]:
-    """Every entity label of the release once, sorted: the stock for entity swaps."""
+def entity_pool(changes: Iterable[Mapping]) -> list[str]:
+    """Every entity label of the changes once, sorted: the stock for entity swaps. Of labels
+    equal after normalising, the smallest spelling stands, so the pool does not depend on the
+    order the changes come in (a lead's preview and a release read them in different orders)."""
     seen: dict[str, str] = {}
-    for record in records:
-        for change in record["changes"]:
-            for label in (change["entity_a"], change["entity_b"]):
-                if label:
-                    seen.setdefault(normalise_label(label), label)
+    for change in changes:
+        for label in (change.get("entity_a", ""), change.get("entity_b", "")):
+            if label:
+                key = normalise_label(label)
+                seen[key] = min(seen.get(key, label), label)
     return sorted(seen.values())
 
 
@@ -164,7 +166,7 @@ def sha256(data: bytes) -> str:
 
 
 def _questions(records: Sequence[Mapping], seed: int, edited: Mapping[int, Sequence[str]]):
-    pool = entity_pool(records)
+    pool = entity_pool(change for record in records for change in record["changes"])
     positions = answer_positions(len(records), seed=seed)
     for record, position in zip(records, positions, strict=True):
         negatives = edited.get(record["pair_id"]) or question_negatives(record, entity_pool=pool)

@@ -155,3 +155,14 @@ def test_coco_box_converts_back_to_the_pixel_box(tmp_path):
     assert from_coco(annotation["bbox"], Frame(1000, 500)) == Box(125, 365, 228, 391.5)
     assert annotation["area"] == pytest.approx(103 * 26.5)
     assert annotation["iscrowd"] == 0
+
+
+def test_entity_pool_does_not_depend_on_the_order_of_the_changes():
+    from pairdiff.release.build import entity_pool
+
+    changes = [
+        {"entity_a": "cup", "entity_b": "Cup"},
+        {"entity_a": "", "entity_b": "bicycle"},
+        {"entity_a": "Cups", "entity_b": "apple"},
+    ]
+    assert entity_pool(changes) == entity_pool(reversed(changes)) == ["Cup", "apple", "bicycle"]

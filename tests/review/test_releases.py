@@ -257,3 +257,20 @@ def test_the_built_coco_files_evaluate_to_ap_one_against_themselves(
             evaluation.summarize()
         assert evaluation.stats[0] == pytest.approx(1.0), side
         assert {i["id"] for i in truth.dataset["images"]} == {p.pk for p in accepted}
+
+
+def test_the_questions_page_previews_exactly_the_negatives_a_release_writes(
+    project, accepted, lead, django_capture_on_commit_callbacks
+):
+    from annotator.models import Pair
+    from review.questions import question_previews
+
+    release = _build(project, lead=lead, capture=django_capture_on_commit_callbacks, seed=9)
+    written = {
+        q["pair_id"]: set(q["options"].values())
+        for q in map(json.loads, _read(release, "questions.jsonl").splitlines())
+    }
+    previews = question_previews(project, Pair.objects.filter(project=project))
+    assert len(previews) == len(accepted)
+    for preview in previews:
+        assert set(preview.negatives) <= written[preview.pair.pk], preview.pair.pk
