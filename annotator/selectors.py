@@ -34,8 +34,9 @@ from annotator.models import (
     Project,
     Role,
 )
-from pairdiff.geometry import Box, BoxError, Difficulty, Frame, difficulty
-from review.models import Agreement, Resolution
+from pairdiff.geometry import Difficulty
+from review.models import Agreement
+from review.standing import standing_rows
 
 
 def project_role(user, project: Project) -> Role | None:
@@ -223,7 +224,7 @@ def pairs_browse(project: Project, filters: PairFilters) -> QuerySet[Pair]:
         pairs = pairs.filter(Exists(leased))
     if filters.difficulty:
         accepted = pairs.filter(status=PairStatus.ACCEPTED)
-        levels = pair_difficulties(list(accepted.select_related("agreement")))
+        levels = pair_difficulties(list(accepted))
         pairs = pairs.filter(pk__in=[pk for pk, d in levels.items() if d == filters.difficulty])
     return pairs
 
@@ -251,40 +252,11 @@ def pairs_filter_choices(project: Project) -> dict[str, list]:
 
 
 def pair_difficulties(pairs: list[Pair]) -> dict[int, Difficulty]:
-    """MinCU difficulty of accepted pairs from their standing answer: the latest lead decision
-    that carries one, else the agreement's consensus. Pairs without boxes get none."""
-    accepted = {p.pk: p for p in pairs if p.status == PairStatus.ACCEPTED}
-    latest = dict(
-        Resolution.objects.filter(pair_id__in=accepted)
-        .order_by("created_at", "id")
-        .values_list("pair_id", "answer")
-    )  # the last row per pair wins: the standing decision (a reopen has no answer)
-    answers: dict[int, list] = {}
-    for pk, pair in accepted.items():
-        agreement = getattr(pair, "agreement", None)
-        if latest.get(pk):
-            answers[pk] = latest[pk].get("changes") or []
-        elif agreement is not None and agreement.consensus:
-            answers[pk] = agreement.consensus
-    levels = {}
-    for pk, changes in answers.items():
-        level = _difficulty_of(accepted[pk], changes)
-        if level is not None:
-            levels[pk] = level
-    return levels
-
-
-def _difficulty_of(pair: Pair, changes: list[dict]) -> Difficulty | None:
-    frame_a, frame_b = Frame(pair.width_a, pair.height_a), Frame(pair.width_b, pair.height_b)
-    try:
-        sides = [
-            ([Box(*b) for b in change.get(f"boxes_{side}", [])], frame)
-            for change in changes
-            for side, frame in (("a", frame_a), ("b", frame_b))
-        ]
-        return difficulty(sides)
-    except (BoxError, TypeError, ValueError):
-        return None  # a stored answer no longer fits the rules: show no difficulty
+    """MinCU difficulty of the accepted ones of ``pairs`` from their standing answer (see
+    review.standing). Pairs without a measurable box get none."""
+    accepted = [p.pk for p in pairs if p.status == PairStatus.ACCEPTED]
+    rows = standing_rows(Pair.objects.filter(pk__in=accepted))
+    return {row.pair_id: row.difficulty for row in rows if row.difficulty is not None}
 
 
 def pair_history(pair: Pair) -> dict:

@@ -183,3 +183,16 @@ def difficulty(sides: Iterable[tuple[Sequence[Box], Frame]]) -> Difficulty | Non
     """
     ratios = [box.area / frame.area for boxes, frame in sides for box in boxes]
     return difficulty_of_ratio(max(ratios)) if ratios else None
+
+
+def answer_difficulty(
+    changes: Iterable[Mapping], frame_a: Frame, frame_b: Frame
+) -> Difficulty | None:
+    """Difficulty of an answer (changes with ``boxes_a``/``boxes_b`` in pixels): its largest
+    box over its own image, across every change and both sides; None without a box.
+    BoxError or ValueError for a malformed box."""
+    return difficulty(
+        ([Box(*b) for b in change.get(f"boxes_{side}", [])], frame)
+        for change in changes
+        for side, frame in (("a", frame_a), ("b", frame_b))
+    )

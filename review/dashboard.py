@@ -11,15 +11,16 @@ from __future__ import annotations
 import math
 import statistics
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from django.db.models import Avg, Count, F, OuterRef, Q, Subquery
+from django.db.models import Avg, Count, F, Q
 
 from annotator.models import Annotation, Change, Membership, Pair, PairStatus, Project, Role, Tier
-from pairdiff.geometry import Box, Difficulty, Frame, difficulty
+from pairdiff.geometry import Difficulty
 from pairdiff.metrics import confusion, krippendorff_alpha_ordinal, weighted_kappa
-from review.models import Agreement, GoldScore, Resolution, VerdictStatus
+from review.models import Agreement, GoldScore, VerdictStatus
+from review.standing import standing_rows
 
 # Landis & Koch (1977): the lower bound (exclusive) of each reading of a kappa.
 KAPPA_BANDS = (
@@ -350,45 +351,17 @@ def annotator_quality(*, project: Project, checks: Sequence[dict]) -> list[Annot
 
 
 def difficulty_counts(*, project: Project) -> tuple[dict[str, int], int]:
-    """Accepted pairs by MinCU difficulty of the answer that stands, and those without a box.
-
-    The standing answer is the latest resolution's (accept 1, accept 2 or a merge) when a
-    lead decided the pair, else the agreement's consensus. Difficulty is the largest box area
-    over its own image's area (A and B may differ in size), across all changes and both sides.
-    """
-    standing = Subquery(
-        Resolution.objects.filter(pair=OuterRef("pk"))
-        .order_by("-created_at", "-id")
-        .values("answer")[:1]
-    )
-    rows = (
-        Pair.objects.filter(project=project, status=PairStatus.ACCEPTED)
-        .annotate(standing=standing)
-        .values_list(
-            "width_a", "height_a", "width_b", "height_b", "standing", "agreement__consensus"
-        )
-    )
+    """Accepted pairs by MinCU difficulty of the answer that stands (see review.standing),
+    and those without a measurable box. Difficulty is the largest box area over its own
+    image's area (A and B may differ in size), across all changes and both sides."""
     levels = dict.fromkeys(Difficulty, 0)
     without = 0
-    for width_a, height_a, width_b, height_b, resolved, consensus in rows:
-        changes = resolved["changes"] if isinstance(resolved, dict) else consensus or []
-        level = _difficulty(changes, Frame(width_a, height_a), Frame(width_b, height_b))
-        if level is None:
+    for row in standing_rows(Pair.objects.filter(project=project)):
+        if row.difficulty is None:
             without += 1
         else:
-            levels[level] += 1
+            levels[row.difficulty] += 1
     return {str(level): n for level, n in levels.items()}, without
-
-
-def _difficulty(changes: Iterable[dict], frame_a: Frame, frame_b: Frame) -> Difficulty | None:
-    try:
-        return difficulty(
-            ([Box(*box) for box in change.get(f"boxes_{side}", [])], frame)
-            for change in changes
-            for side, frame in (("a", frame_a), ("b", frame_b))
-        )
-    except ValueError:  # a malformed box or one larger than its image: not measurable
-        return None
 
 
 def _grid(pairs: Sequence[tuple[str, str]], keys: Sequence[str], names: dict[str, str]) -> Grid:

@@ -13,7 +13,7 @@ from pairdiff.release.questions import NO_DIFFERENCE
 from pairdiff.release.records import benchmark_record
 from review.models import QuestionEdit
 from review.releases import release_pair
-from review.standing import standing_answers, standing_changes
+from review.standing import standing_answers, standing_rows
 
 NEGATIVE_MAX_LENGTH = 500
 
@@ -114,8 +114,8 @@ def _project_entity_pool(project: Project) -> list[str]:
     """The pool a release of the project would use: the labels of every standing answer."""
     return entity_pool(
         change
-        for changes in standing_changes(Pair.objects.filter(project=project))
-        for change in changes
+        for row in standing_rows(Pair.objects.filter(project=project))
+        for change in row.changes
     )
 
 

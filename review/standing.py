@@ -6,10 +6,10 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from django.db.models import QuerySet
+from django.db.models import OuterRef, QuerySet, Subquery
 
 from annotator.models import Pair, PairStatus, Project
-from pairdiff.geometry import Box, Frame, difficulty
+from pairdiff.geometry import Difficulty, Frame, answer_difficulty
 from review.models import Resolution
 
 
@@ -49,21 +49,43 @@ def standing_answers(pairs: QuerySet[Pair], *, chunk: int = 500) -> Iterator[Sta
                 yield standing
 
 
-def standing_changes(pairs: QuerySet[Pair]) -> Iterator[list[dict]]:
-    """The standing answer's changes of every accepted pair in ``pairs``, read as plain JSON —
-    no model objects — for project-wide scans; the same rule as ``standing_answers``."""
-    accepted = pairs.filter(status=PairStatus.ACCEPTED)
-    resolved = dict(
-        Resolution.objects.filter(pair__in=accepted)
-        .order_by("created_at", "id")
-        .values_list("pair_id", "answer")
-    )  # the last row per pair wins
-    for pk, consensus in accepted.values_list("pk", "agreement__consensus").iterator(2000):
-        answer = resolved.get(pk)
+@dataclass(frozen=True, slots=True)
+class StandingRow:
+    """The standing answer of one accepted pair as plain JSON, with its frames."""
+
+    pair_id: int
+    frame_a: Frame
+    frame_b: Frame
+    changes: list[dict]
+
+    @property
+    def difficulty(self) -> Difficulty | None:
+        """None without a box, or when a stored answer no longer fits the rules."""
+        try:
+            return answer_difficulty(self.changes, self.frame_a, self.frame_b)
+        except (TypeError, ValueError):
+            return None
+
+
+def standing_rows(pairs: QuerySet[Pair]) -> Iterator[StandingRow]:
+    """The standing answer of every accepted pair in ``pairs`` — the same rule as
+    ``standing_answers`` — read as plain JSON without model objects, for project-wide scans."""
+    latest = Resolution.objects.filter(pair=OuterRef("pk")).order_by("-created_at", "-id")
+    rows = (
+        pairs.filter(status=PairStatus.ACCEPTED)
+        .annotate(resolved=Subquery(latest.values("answer")[:1]))
+        .values_list(
+            "pk", "width_a", "height_a", "width_b", "height_b", "agreement__consensus", "resolved"
+        )
+    )
+    for pk, width_a, height_a, width_b, height_b, consensus, answer in rows.iterator(2000):
         if isinstance(answer, dict) and answer.get("changes") is not None:
-            yield answer["changes"]
+            changes = answer["changes"]
         elif consensus is not None:
-            yield consensus
+            changes = consensus
+        else:
+            continue
+        yield StandingRow(pk, Frame(width_a, height_a), Frame(width_b, height_b), changes)
 
 
 def _standing(pair: Pair, resolved: dict | None) -> Standing | None:
@@ -94,26 +116,10 @@ def accepted_breakdown(project: Project) -> dict[str, dict[str, int]]:
     (``"none"`` where no box can be measured)."""
     by_category: Counter[str] = Counter()
     by_difficulty: Counter[str] = Counter()
-    for s in standing_answers(Pair.objects.filter(project=project)):
-        by_category[s.changes[0]["category"] if s.changes else ""] += 1
-        by_difficulty[_difficulty(s)] += 1
+    for row in standing_rows(Pair.objects.filter(project=project)):
+        by_category[row.changes[0]["category"] if row.changes else ""] += 1
+        by_difficulty[str(row.difficulty or "none")] += 1
     return {
         "by_category": dict(sorted(by_category.items())),
         "by_difficulty": dict(sorted(by_difficulty.items())),
     }
-
-
-def _difficulty(s: Standing) -> str:
-    frames = {
-        "a": Frame(s.pair.width_a, s.pair.height_a),
-        "b": Frame(s.pair.width_b, s.pair.height_b),
-    }
-    try:
-        level = difficulty(
-            ([Box(*b) for b in change.get(f"boxes_{side}", [])], frame)
-            for change in s.changes
-            for side, frame in frames.items()
-        )
-    except (TypeError, ValueError):  # a stored answer that no longer fits the rules
-        return "none"
-    return str(level) if level else "none"

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from pairdiff.anchors import side_tokens
 from pairdiff.coords import to_thousand
-from pairdiff.geometry import Box, Frame, difficulty
+from pairdiff.geometry import Box, Frame, answer_difficulty
 
 PROMPT = (
     "Image A and image B are nearly identical. Find the change: name the changed entity in "
@@ -43,11 +43,7 @@ class ReleasePair:
     @property
     def difficulty(self) -> str | None:
         """MinCU difficulty: the largest box over its own image's area, across every change."""
-        level = difficulty(
-            ([Box(*b) for b in change[f"boxes_{side}"]], frame)
-            for change in self.changes
-            for side, frame in (("a", self.frame_a), ("b", self.frame_b))
-        )
+        level = answer_difficulty(self.changes, self.frame_a, self.frame_b)
         return str(level) if level else None
 
 
