@@ -125,6 +125,11 @@ class JobStartedSerializer(serializers.Serializer):
     job = JobSerializer()
 
 
+def job_started(job: Job, **more: object) -> Response:
+    """202 with the queued job (and whatever else started with it): poll /jobs/{id}/."""
+    return Response({"job": JobSerializer(job).data, **more}, status=status.HTTP_202_ACCEPTED)
+
+
 def lead_project(request: Request, slug: str) -> Project | Response:
     project = get_object_or_404(Project, slug=slug)
     role = project_role(request.user, project)
@@ -224,7 +229,7 @@ def imports(request: Request, slug: str) -> Response:
     except ValueError as exc:
         return error_response("invalid", str(exc), status.HTTP_400_BAD_REQUEST)
     job.refresh_from_db()
-    return Response({"job": JobSerializer(job).data}, status=status.HTTP_202_ACCEPTED)
+    return job_started(job)
 
 
 @extend_schema(responses={200: JobSerializer, **ERRORS})

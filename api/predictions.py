@@ -14,7 +14,7 @@ from annotator.preannotation import BACKENDS, UnknownBackend, preannotate_queue
 from annotator.predictions import predictions_import
 from api.annotate import ERRORS
 from api.errors import error_response
-from api.pairs import JobSerializer, JobStartedSerializer, lead_project
+from api.pairs import JobStartedSerializer, job_started, lead_project
 from api.parsers import JSONParser, MultiPartParser
 
 
@@ -94,4 +94,4 @@ def preannotate(request: Request, slug: str) -> Response:
     except UnknownBackend as exc:
         return error_response("invalid", str(exc), status.HTTP_400_BAD_REQUEST)
     job.refresh_from_db()
-    return Response({"job": JobSerializer(job).data}, status=status.HTTP_202_ACCEPTED)
+    return job_started(job)

@@ -21,7 +21,7 @@ from annotator.selectors import project_role
 from api.annotate import ERRORS
 from api.errors import error_response
 from api.pagination import PAGE, paginated
-from api.pairs import JobSerializer
+from api.pairs import JobSerializer, job_started
 from api.parsers import query_text
 from pairdiff.release.splits import DIFFICULTIES, SPLITS, SplitPlan, SplitPlanInvalid
 from review.models import Release
@@ -138,14 +138,10 @@ def project_releases(request: Request, slug: str) -> Response:
             user=request.user,
         )
     except ReleaseRefused as exc:
-        return error_response(
-            "invalid", str(exc), 400, {"name": [str(exc)]} if "name" in str(exc) else None
-        )
+        fields = {exc.field: [str(exc)]} if exc.field else None
+        return error_response("invalid", str(exc), 400, fields)
     release.refresh_from_db()
-    return Response(
-        {"job": JobSerializer(release.job).data, "release": ReleaseSerializer(release).data},
-        status=status.HTTP_202_ACCEPTED,
-    )
+    return job_started(release.job, release=ReleaseSerializer(release).data)
 
 
 def _release(request: Request, pk: int) -> Release | Response:

@@ -30,7 +30,12 @@ RECORDS_BATCH = 1000
 
 
 class ReleaseRefused(ValueError):
-    """A release that cannot be made as asked; the message is meant for people."""
+    """A release that cannot be made as asked; the message is meant for people, ``field``
+    names the input at fault when there is one."""
+
+    def __init__(self, message: str, *, field: str = "") -> None:
+        super().__init__(message)
+        self.field = field
 
 
 def release_create(*, project: Project, name: str, plan: SplitPlan, user=None) -> Release:
@@ -46,7 +51,7 @@ def release_register(*, project: Project, name: str, plan: SplitPlan, user=None)
     the caller runs ``release_build`` or queues it."""
     name = (name or "").strip()
     if not name or len(name) > 100:
-        raise ReleaseRefused("give the release a name of 1 to 100 characters")
+        raise ReleaseRefused("give the release a name of 1 to 100 characters", field="name")
     if not Pair.objects.filter(project=project, status=PairStatus.ACCEPTED).exists():
         raise ReleaseRefused("the project has no accepted pairs to release yet")
     try:
@@ -55,7 +60,8 @@ def release_register(*, project: Project, name: str, plan: SplitPlan, user=None)
             if Release.objects.filter(project=project, name=name).exists():
                 raise ReleaseRefused(
                     f"a release named “{name}” exists already; releases are "
-                    "immutable, choose another name"
+                    "immutable, choose another name",
+                    field="name",
                 )
             last = Release.objects.filter(project=project).aggregate(v=Max("version"))["v"]
             job = job_create(kind=JobKind.RELEASE, project=project, user=user)
@@ -70,7 +76,7 @@ def release_register(*, project: Project, name: str, plan: SplitPlan, user=None)
             job.params = {"release": release.pk, "name": name, **plan.as_json()}
             job.save(update_fields=["params"])
     except IntegrityError as exc:  # a concurrent request took the name or version
-        raise ReleaseRefused(f"a release named “{name}” exists already") from exc
+        raise ReleaseRefused(f"a release named “{name}” exists already", field="name") from exc
     return release
 
 
