@@ -23,9 +23,9 @@ run: install  ## set up, seed the demo and serve on http://127.0.0.1:8000
 	$(DEV_ENV) $(BIN)/python manage.py demo
 	$(DEV_ENV) $(BIN)/python manage.py runserver 127.0.0.1:8000
 
-test: install  ## the whole suite (SQLite unless DATABASE_URL is set)
-	@if command -v node >/dev/null; then node --test tests/js/; \
-	else echo "warning: node not found, the JS unit tests (tests/js) did not run"; fi
+test: install  ## the whole suite (SQLite unless DATABASE_URL is set); installs chromium and node if missing
+	scripts/test-deps.sh
+	node --test tests/js/
 	$(BIN)/pytest
 
 worker: install  ## a Celery worker (needs CELERY_BROKER_URL; without it tasks run in-process)
