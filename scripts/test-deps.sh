@@ -21,4 +21,4 @@ fi
 
 echo "installing ${missing[*]} (Debian packages) for the browser and JS tests"
 "${apt[@]}" update -qq
-DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y -qq "${missing[@]}" >/dev/null
