@@ -344,6 +344,8 @@ def _drafts(raw_annotations: list, options: ReadOptions) -> tuple[_Draft, ...]:
 def _predictions(raw_predictions: list, options: ReadOptions) -> tuple[_Draft, ...]:
     drafts = []
     for raw in raw_predictions:
+        if not isinstance(raw, dict):
+            continue  # the quick export lists predictions by id only: nothing to import
         draft = _draft(raw, options)
         version = raw.get("model_version") if isinstance(raw, dict) else None
         model = version.strip()[:100] if isinstance(version, str) and version.strip() else ""
