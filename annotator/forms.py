@@ -319,6 +319,19 @@ class ImportForm(forms.Form):
         label="Manifest or export",
         help_text="Optional for a manifest inside the zip; the .json export for Label Studio.",
     )
+    config = forms.FileField(
+        required=False,
+        label="Label Studio labelling config",
+        help_text="Settings → Labeling Interface → Code, saved as .xml. It says which Image tag "
+        "shows which image; without it the mapping is inferred where it is unambiguous.",
+    )
+    mapping = forms.CharField(
+        required=False,
+        label="Value mapping (JSON or YAML)",
+        widget=forms.Textarea(attrs={"rows": 5, "spellcheck": "false"}),
+        help_text="Label Studio choices → categories, tiers, absent side; users → members. "
+        "You can edit it on the preview.",
+    )
 
     def clean(self) -> dict:
         data = super().clean()

@@ -186,14 +186,17 @@ def check_answers(task: LSTask, pair: Pair) -> Checked:
     checked = Checked(pair=None, errors=list(problems))
     rules = answer_rules(pair)
     for annotation in task.annotations:
-        checked.notes += [RowError(task.line, task.label, f"{annotation.who}: {n}") for n in
-                          annotation.notes]
+        checked.notes += [
+            RowError(task.line, task.label, f"{annotation.who}: {n}") for n in annotation.notes
+        ]
         try:
             if not annotation.annotator:
                 raise ValueError("completed_by does not say who made it")
             checked.annotations.append((annotation, parse_answer(annotation.as_answer(), rules)))
         except ValueError as exc:  # AnswerInvalid too
-            checked.errors.append(RowError(task.line, task.label, f"{annotation.who}: {problem(exc)}"))
+            checked.errors.append(
+                RowError(task.line, task.label, f"{annotation.who}: {problem(exc)}")
+            )
     for prediction in task.predictions:
         try:
             checked.predictions.append((prediction, parse_answer(prediction.as_answer(), rules)))
@@ -232,9 +235,7 @@ class LSPreview:
         }
 
 
-def labelstudio_preview(
-    *, project: Project, given: LSInput, source: ImageSource
-) -> LSPreview:
+def labelstudio_preview(*, project: Project, given: LSInput, source: ImageSource) -> LSPreview:
     """Everything the import would do, and nothing written: each task's images found and
     checked, duplicates found, each annotation checked against the real image sizes."""
     plan = labelstudio_plan(project=project, given=given)
@@ -273,7 +274,9 @@ def labelstudio_preview(
         problems += checked.errors
         notes += checked.notes
         for annotation, _ in fitting:
-            authors.setdefault(annotation.annotator, author_text(plan, project, annotation.annotator))
+            authors.setdefault(
+                annotation.annotator, author_text(plan, project, annotation.annotator)
+            )
     problems.sort(key=lambda e: e.line)
     return LSPreview(
         mapping=plan.mapping.describe(),

@@ -678,4 +678,3 @@ def _who(annotation_id: int | str | None, annotator: str) -> str:
     number = f" {annotation_id}" if annotation_id is not None else ""
     by = f" by Label Studio user {annotator}" if annotator else ""
     return f"annotation{number}{by}"
-

@@ -139,7 +139,7 @@ def parse_config(xml: bytes | str, *, roles: Mapping[str, str] | None = None) ->
     if len(images) != 2 or not all(name and key for name, key in images):
         found = ", ".join(repr(n) for n, _ in images) or "none"
         raise ConfigUnusable(
-            f"the config needs exactly two <Image name=… value=\"$…\"/> tags (found: {found})"
+            f'the config needs exactly two <Image name=… value="$…"/> tags (found: {found})'
         )
     ordered, note = _order_sides(images)
     tags = {name: side for side, (name, _) in zip("ab", ordered, strict=True)}
@@ -171,9 +171,7 @@ def parse_config(xml: bytes | str, *, roles: Mapping[str, str] | None = None) ->
     )
 
 
-def infer_mapping(
-    tasks: Iterable[Mapping], *, roles: Mapping[str, str] | None = None
-) -> LSMapping:
+def infer_mapping(tasks: Iterable[Mapping], *, roles: Mapping[str, str] | None = None) -> LSMapping:
     """The mapping read from the export alone, when it is unambiguous: the tasks' two image
     data keys, and the objects the rectangles are drawn on matched to them by name. Each
     inference is said in ``notes``; ConfigUnusable (asking for the config) otherwise."""

@@ -94,9 +94,7 @@ def labelstudio_files(
     }
 
 
-def release_tasks(
-    records: Sequence[Mapping], profile: ExportProfile | None = None
-) -> list[dict]:
+def release_tasks(records: Sequence[Mapping], profile: ExportProfile | None = None) -> list[dict]:
     """A release's benchmark records as Label Studio tasks with one annotation each.
 
     Every change becomes rectangles (one per box) and the texts and choices the profile's
@@ -194,7 +192,9 @@ def _change_results(
             }
         )
     if category_field:
-        results.append(_choice(change_id, category_field, profile, Role.CATEGORY, change["category"]))
+        results.append(
+            _choice(change_id, category_field, profile, Role.CATEGORY, change["category"])
+        )
     absent_field = mapping.field_of(Role.ABSENT_SIDE)
     if absent_field:
         side = "a" if not change.get("boxes_a_px") else "b" if not change.get("boxes_b_px") else ""

@@ -163,5 +163,5 @@ def _separators(value: object) -> tuple[str, ...]:
     if value is None:
         return DEFAULT_SEPARATORS
     if not isinstance(value, str) or not value.strip():
-        raise ConfigUnusable("entities_separator: a non-empty text, e.g. \"|\"")
+        raise ConfigUnusable('entities_separator: a non-empty text, e.g. "|"')
     return (value.strip(),)

@@ -296,7 +296,10 @@ def test_command_exits_0_when_everything_is_imported(project, images, tmp_path, 
     )
 
     assert code == 0
-    assert "1 of 1 tasks imported with 2 annotations and 0 predictions, 0 rejected" in capsys.readouterr().out
+    assert (
+        "1 of 1 tasks imported with 2 annotations and 0 predictions, 0 rejected"
+        in capsys.readouterr().out
+    )
     job = Job.objects.get()
     assert (job.kind, job.params["format"]) == (JobKind.IMPORT, "label-studio")
 
@@ -381,16 +384,29 @@ def test_the_upload_page_takes_a_label_studio_export(
     )
     assert missing.status_code == 400
     assert "choose the Label Studio export" in missing.content.decode()
+    preview = client.post(
+        "/p/cars/upload/",
+        {
+            "source_format": "label-studio",
+            "images": SimpleUploadedFile("i.zip", archive),
+            "manifest": SimpleUploadedFile("export.json", json.dumps(TWO_BY_TWO).encode()),
+        },
+    )
+    assert preview.status_code == 200
+    page = preview.content.decode()
+    assert "Nothing has been written yet" in page and Pair.objects.count() == 0
+    assert 'Tasks to import</th><td class="num">2<' in page
+    assert 'Annotations to import</th><td class="num">4<' in page
+    token = preview.context["token"]
     with django_capture_on_commit_callbacks(execute=True):
-        response = client.post(
-            "/p/cars/upload/",
-            {
-                "source_format": "label-studio",
-                "images": SimpleUploadedFile("i.zip", archive),
-                "manifest": SimpleUploadedFile("export.json", json.dumps(TWO_BY_TWO).encode()),
-            },
-        )
+        response = client.post("/p/cars/upload/", {"staged": token, "action": "import"})
     assert response.status_code == 302
     job = Job.objects.get()
     assert job.params["format"] == "label-studio" and job.status == JobStatus.SUCCEEDED
     assert Pair.objects.count() == 2
+
+
+def test_a_staged_upload_of_another_session_is_not_found(client, project, lead):
+    client.force_login(lead)
+    response = client.post("/p/cars/upload/", {"staged": "0" * 32, "action": "import"})
+    assert response.status_code == 404 and Job.objects.count() == 0

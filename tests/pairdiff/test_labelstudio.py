@@ -8,15 +8,15 @@ from hypothesis import strategies as st
 from pairdiff.geometry import Frame
 from pairdiff.labelstudio import (
     LSAnnotation,
+    LSUnusable,
     ReadOptions,
     Rotated,
-    LSUnusable,
     parse_export,
     read_export,
     task_in_frames,
 )
-from pairdiff.labelstudio_refs import ImageFinder, ImageNotFound
 from pairdiff.labelstudio_export import LABEL_CONFIG, label_config, release_tasks
+from pairdiff.labelstudio_refs import ImageFinder, ImageNotFound
 
 
 def _box(side: str, x, y, w, h, *, label="attribute", size=(640, 480), **extra) -> dict:
