@@ -72,7 +72,8 @@ def test_issue_config_maps_tags_a_b_to_image_a_image_b_and_every_field():
         ("suit", "spacesuit"),
     ]
     assert {a.annotator for t in tasks for a in t.annotations} == {
-        str(a["completed_by"]) for t in load_export((FIXTURES / "mincu/export.json").read_bytes())
+        str(a["completed_by"])
+        for t in load_export((FIXTURES / "mincu/export.json").read_bytes())
         for a in t["annotations"]
     }
 
