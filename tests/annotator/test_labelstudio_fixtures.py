@@ -26,7 +26,7 @@ from annotator.models import (
     TierRule,
 )
 from annotator.services import membership_set, project_create, user_ensure
-from pairdiff.labelstudio import ReadOptions, load_export, parse_export, resolve_mapping
+from pairdiff.labelstudio import ReadOptions, parse_export, resolve_mapping
 from pairdiff.labelstudio_values import parse_value_map
 from pairdiff.release.splits import SplitPlan
 from review.releases import release_create
