@@ -212,6 +212,20 @@ def problem(exc: ValueError) -> str:
     return str(exc)
 
 
+# What a dry run counts, in the order people read them.
+OUTCOMES = (
+    "tasks to import",
+    "tasks rejected: images",
+    "tasks rejected: duplicate",
+    "tasks unreadable",
+    "annotations to import",
+    "annotations over the overlap",
+    "annotations or predictions rejected",
+    "predictions to import",
+    "notes",
+)
+
+
 @dataclass
 class LSPreview:
     """A dry run's findings: the mapping in words, counts per outcome, the problems."""
@@ -280,7 +294,7 @@ def labelstudio_preview(*, project: Project, given: LSInput, source: ImageSource
     problems.sort(key=lambda e: e.line)
     return LSPreview(
         mapping=plan.mapping.describe(),
-        counts=dict(sorted(counts.items(), key=lambda kv: kv[0])),
+        counts={what: counts[what] for what in OUTCOMES},
         authors=[f"Label Studio user {key} → {who}" for key, who in authors.items()],
         problems=problems,
         notes=notes,
