@@ -381,3 +381,81 @@ def test_authors_mapped_to_members_chosen_by_the_lead(ls_project, tmp_path):
     outsider = user_ensure(username="bob", password="a-long-bob-password")
     (tmp_path / "bad.yaml").write_text(mapping.replace("alice", outsider.username))
     assert _exit_code(*args, "--mapping", str(tmp_path / "bad.yaml")) == 2
+
+
+# The second config: other tag names, keys and reference styles --------------------------------
+
+VDIFF = FIXTURES / "vdiff"
+
+
+def _vdiff_command(project) -> int:
+    return _exit_code(
+        "import_labelstudio",
+        str(VDIFF / "export.json"),
+        "--project",
+        project.slug,
+        "--images",
+        str(VDIFF / "images"),
+        "--config",
+        str(VDIFF / "label_config.xml"),
+        "--mapping",
+        str(VDIFF / "mapping.json"),
+    )
+
+
+@pytest.fixture
+def vdiff_project(db):
+    return project_create(slug="vdiff-ls", name="VDiff from LS", preset="vdiff", overlap=2)
+
+
+def test_second_config_imports_local_files_s3_and_signed_urls_by_path(vdiff_project, capsys):
+    code = _vdiff_command(vdiff_project)
+
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "note task 1 (id " in out and "rotated 15°: imported as its upright bounds" in out
+    expected = json.loads((VDIFF / "expected.json").read_text())
+    pairs = {p.metadata["label_studio"]["task"]: p for p in Pair.objects.all()}
+    assert [pairs[e["task"]].metadata["source_files"] for e in expected] == [
+        [f"before/{n:03}.png", f"after/{n:03}.png"] for n in range(1, 5)
+    ]
+    for want in expected:
+        for annotation in Annotation.objects.filter(pair=pairs[want["task"]]):
+            changes = list(annotation.changes.all())
+            assert [c.boxes_b for c in changes] == [c["boxes_b"] for c in want["changes"]]
+            assert {c.category for c in changes} <= {
+                "regional_colour",
+                "appear_disappear",
+                "lighting",
+            }
+
+
+def test_rotated_boxes_are_refused_when_the_project_says_so(vdiff_project, capsys):
+    vdiff_project.rotated_boxes = "refuse"
+    vdiff_project.save(update_fields=["rotated_boxes"])
+
+    assert _vdiff_command(vdiff_project) == 1
+
+    out = capsys.readouterr().out
+    assert "is rotated (15°); this project takes only upright boxes" in out
+    assert Annotation.objects.count() == 7
+
+
+def test_s3_reference_to_our_own_bucket_is_read_from_storage(ls_project, settings, tmp_path):
+    from annotator.labelstudio_plan import read_image
+    from pairdiff.labelstudio_refs import ImageFinder, ImageNotFound
+    from pairdiff.sources import open_source
+
+    settings.AWS_STORAGE_BUCKET_NAME = "our-bucket"
+    data = (MINCU / "images" / "coffee_a.png").read_bytes()
+    key = default_storage.save("ls-objects/coffee_a.png", io.BytesIO(data))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with open_source(empty, max_entry_bytes=10**7) as source:
+        finder = ImageFinder(source.names())
+        assert read_image(f"s3://our-bucket/{key}", source, finder) == (
+            f"s3://our-bucket/{key}",
+            data,
+        )
+        with pytest.raises(ImageNotFound):
+            read_image(f"s3://someone-else/{key}", source, finder)
