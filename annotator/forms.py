@@ -18,7 +18,16 @@ from django.core.files.uploadedfile import SimpleUploadedFile, UploadedFile
 from django.db import transaction
 from django.utils.text import slugify
 
-from annotator.models import Change, Membership, Pair, Preset, Project, Role, TierRule
+from annotator.models import (
+    Change,
+    Membership,
+    Pair,
+    Preset,
+    Project,
+    Role,
+    RotatedBoxes,
+    TierRule,
+)
 from annotator.services import PairInput, membership_set, project_create, user_ensure
 from annotator.textformats import (
     categories_parse,
@@ -89,10 +98,12 @@ class ProjectForm(forms.ModelForm):
             "guidelines",
             "show_predictions",
             "licence",
+            "rotated_boxes",
         ]
         widgets = {
             "preset": forms.RadioSelect,
             "tier_rule": forms.RadioSelect,
+            "rotated_boxes": forms.RadioSelect,
             "description": forms.Textarea(attrs={"rows": 2}),
             "guidelines": forms.Textarea(attrs={"rows": 10}),
         }
@@ -101,6 +112,7 @@ class ProjectForm(forms.ModelForm):
             "**bold**, *italic*, `code`, [links](https://…). HTML is shown as text.",
             "show_predictions": "Annotators see model predictions as a starting point.",
             "licence": "Written into every release's dataset card.",
+            "rotated_boxes": "Label Studio imports: what to do with a rotated rectangle.",
         }
 
     def __init__(self, *args, **kwargs) -> None:
@@ -109,6 +121,8 @@ class ProjectForm(forms.ModelForm):
         self.fields["preset"].choices = Preset.choices  # a radio list without the blank choice
         self.fields["tier_rule"].choices = TierRule.choices
         self.fields["tier_rule"].required = False  # forms and scripts that omit it keep the rule
+        self.fields["rotated_boxes"].choices = RotatedBoxes.choices
+        self.fields["rotated_boxes"].required = False
         if project.pk:
             del self.fields["slug"]
             self.fields["categories_text"].initial = categories_text(project.categories)
@@ -132,6 +146,9 @@ class ProjectForm(forms.ModelForm):
 
     def clean_tier_rule(self) -> str:
         return self.cleaned_data["tier_rule"] or self.instance.tier_rule or TierRule.STRICT
+
+    def clean_rotated_boxes(self) -> str:
+        return self.cleaned_data["rotated_boxes"] or self.instance.rotated_boxes
 
     def clean_iou_threshold(self) -> float:
         value = self.cleaned_data["iou_threshold"]
@@ -187,6 +204,7 @@ class ProjectForm(forms.ModelForm):
             categories=data["categories"],
         )
         fields = ("description", "iou_threshold", "tier_rule", "guidelines", "show_predictions")
+        fields += ("rotated_boxes",)
         for name in (*fields, "licence"):
             setattr(project, name, data[name])
         self._apply_parsed(project)
@@ -300,6 +318,19 @@ class ImportForm(forms.Form):
         required=False,
         label="Manifest or export",
         help_text="Optional for a manifest inside the zip; the .json export for Label Studio.",
+    )
+    config = forms.FileField(
+        required=False,
+        label="Label Studio labelling config",
+        help_text="Settings → Labeling Interface → Code, saved as .xml. It says which Image tag "
+        "shows which image; without it the mapping is inferred where it is unambiguous.",
+    )
+    mapping = forms.CharField(
+        required=False,
+        label="Value mapping (JSON or YAML)",
+        widget=forms.Textarea(attrs={"rows": 5, "spellcheck": "false"}),
+        help_text="Label Studio choices → categories, tiers, absent side; users → members. "
+        "You can edit it on the preview.",
     )
 
     def clean(self) -> dict:

@@ -60,6 +60,19 @@ def assignment_lease_next(
     return None
 
 
+def assignment_lease_pair(*, pair: Pair, user, now: datetime | None = None) -> Assignment | None:
+    """A lease for ``user`` on this very pair (imports of work done elsewhere, which then goes
+    through ``annotation_submit`` like any answer); None when the pair has no room left.
+
+    Caller runs inside a transaction; the slot is taken with the same guarded update as
+    ``assignment_lease_next``, so the overlap holds.
+    """
+    now = now or timezone.now()
+    if not _take_slot(pair, pair.project, gold=pair.is_gold):
+        return None
+    return _assignment_open(pair, user, now)
+
+
 def _queue_order(project: Project, rng: random.Random) -> list[bool]:
     """Which pool to try first: gold at the project's rate, regular pairs otherwise."""
     if project.gold_rate <= 0:

@@ -25,11 +25,19 @@ from annotator.forms import (
     ProjectForm,
     RoleForm,
 )
+from annotator.importing import ImportUnusable
+from annotator.labelstudio_upload import (
+    labelstudio_queue,
+    labelstudio_stage,
+    labelstudio_stage_mapping,
+    labelstudio_staged_mapping,
+    labelstudio_staged_preview,
+)
 from annotator.models import Job, JobStatus, Membership, Project, Role
 from annotator.preannotation import BACKENDS, UnknownBackend, job_cancel, preannotate_queue
 from annotator.services import PairRejected, pair_create
 from annotator.textformats import guidelines_html
-from annotator.uploads import import_queue
+from annotator.uploads import ImportFormat, import_queue
 from review.services import agreements_recompute_queue
 
 MAX_REPORT_ROWS = 1000
@@ -185,7 +193,11 @@ def _membership_change(*, project: Project, user_id: int, role: Role | None) -> 
 def upload(request: HttpRequest, slug: str) -> HttpResponse:
     """Bulk upload: a zip with its manifest becomes an import job; its page shows progress."""
     project = _lead_project(request, slug)
+    if request.method == "POST" and request.POST.get("staged"):
+        return _labelstudio_staged(request, project)
     form = ImportForm(_posted(request), request.FILES or None)
+    if form.is_valid() and form.cleaned_data["source_format"] == ImportFormat.LABEL_STUDIO:
+        return _labelstudio_first(request, project, form)
     if form.is_valid():
         try:
             job = import_queue(
@@ -200,6 +212,53 @@ def upload(request: HttpRequest, slug: str) -> HttpResponse:
         else:
             return redirect("annotator:job", job.pk)
     return _upload_page(request, project, import_form=form)
+
+
+def _labelstudio_first(request: HttpRequest, project: Project, form: ImportForm) -> HttpResponse:
+    """Stage the export, images and config, then show what the import will do."""
+    data = form.cleaned_data
+    try:
+        token = labelstudio_stage(
+            project=project,
+            export=data["manifest"],
+            images=data["images"],
+            config=data["config"],
+            mapping=data["mapping"].encode() or None,
+        )
+    except ValueError as exc:
+        field, _, _ = str(exc).partition(":")
+        form.add_error(field if field in ("images", "config") else "manifest", str(exc))
+        return _upload_page(request, project, import_form=form)
+    request.session.setdefault("labelstudio_staged", []).append(token)
+    request.session.modified = True
+    return _labelstudio_preview(request, project, token)
+
+
+def _labelstudio_staged(request: HttpRequest, project: Project) -> HttpResponse:
+    """The preview's buttons: preview again with an edited mapping, or start the import."""
+    token = request.POST["staged"]
+    if token not in request.session.get("labelstudio_staged", []):
+        raise Http404("no such upload")
+    try:
+        if request.POST.get("action") == "import":
+            job = labelstudio_queue(project=project, token=token, user=request.user)
+            return redirect("annotator:job", job.pk)
+        mapping = request.POST.get("mapping", "").encode()
+        labelstudio_stage_mapping(project=project, token=token, mapping=mapping or None)
+    except ValueError as exc:
+        messages.error(request, str(exc))
+    return _labelstudio_preview(request, project, token)
+
+
+def _labelstudio_preview(request: HttpRequest, project: Project, token: str) -> HttpResponse:
+    context = {"project": project, "tab": "upload", "token": token, "preview": None}
+    context["mapping"] = labelstudio_staged_mapping(project=project, token=token)
+    try:
+        context["preview"] = labelstudio_staged_preview(project=project, token=token)
+    except (ImportUnusable, ValueError) as exc:
+        context["unusable"] = str(exc)
+    status = 200 if context["preview"] else 400
+    return render(request, "annotator/manage/labelstudio_preview.html", context, status=status)
 
 
 @require_POST

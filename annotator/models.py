@@ -69,6 +69,13 @@ class TierRule(models.TextChoices):
     GOOD = "good", "Excellent or good from both: excellent or good + fair goes to a lead"
 
 
+class RotatedBoxes(models.TextChoices):
+    """What a Label Studio import does with a rotated rectangle (Diffmark boxes are upright)."""
+
+    BOUND = "bound", "Import its upright bounding box, with a note in the report"
+    REFUSE = "refuse", "Refuse the annotation that has it"
+
+
 class Project(models.Model):
     slug = models.SlugField(max_length=64, unique=True)
     name = models.CharField(max_length=200)
@@ -85,6 +92,12 @@ class Project(models.Model):
     gold_rate = models.FloatField(default=0.0)
     show_predictions = models.BooleanField(default=True)
     licence = models.CharField(max_length=200, blank=True)
+    rotated_boxes = models.CharField(
+        max_length=8, choices=RotatedBoxes.choices, default=RotatedBoxes.BOUND
+    )
+    # The Label Studio config, the mapping read from it and the lead's value mapping of the
+    # last import ({} when none): releases write label_studio.json in those names.
+    labelstudio = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     created_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL)
 
@@ -103,6 +116,7 @@ class Project(models.Model):
             ),
             _choices_check("preset", Preset, "project_preset_valid"),
             _choices_check("tier_rule", TierRule, "project_tier_rule_valid"),
+            _choices_check("rotated_boxes", RotatedBoxes, "project_rotated_boxes_valid"),
         ]
 
     def __str__(self) -> str:

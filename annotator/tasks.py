@@ -13,6 +13,7 @@ from django.db import OperationalError
 from annotator.importing import ImportUnusable, pairs_import
 from annotator.jobs import job_claim
 from annotator.labelstudio import labelstudio_import
+from annotator.labelstudio_plan import LSInput
 from annotator.models import Job, JobStatus
 from annotator.preannotation import preannotate_run
 from annotator.sweeps import jobs_fail_stale, jobs_resend_queued, leases_expire
@@ -38,7 +39,11 @@ def import_pairs_job(job_id: int) -> dict | None:
             if job.params.get("format") == "label-studio":
                 labelstudio_import(
                     project=job.project,
-                    export=manifest,
+                    given=LSInput(
+                        export=manifest,
+                        config=_stored(job.params.get("config")),
+                        mapping=_stored(job.params.get("mapping_file")),
+                    ),
                     images=images,
                     job=job,
                     actor=job.created_by,
@@ -54,6 +59,14 @@ def import_pairs_job(job_id: int) -> dict | None:
                 )
     job.refresh_from_db()
     return job.result
+
+
+def _stored(name: str | None) -> bytes | None:
+    """A file stored with the job (a Label Studio config or mapping), None when not given."""
+    if not name:
+        return None
+    with default_storage.open(name, "rb") as handle:
+        return handle.read()
 
 
 @shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=3)

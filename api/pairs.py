@@ -13,6 +13,14 @@ from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from annotator.importing import ImportUnusable
+from annotator.labelstudio_plan import LSInput
+from annotator.labelstudio_upload import (
+    labelstudio_check_files,
+    labelstudio_preview_zip,
+    labelstudio_queue,
+    labelstudio_stage,
+)
 from annotator.models import Job, Pair, PairStatus, Project, Role
 from annotator.selectors import project_pairs, project_role
 from annotator.services import PairInput, PairRejected, pair_create
@@ -98,6 +106,32 @@ class ImportSerializer(serializers.Serializer):
     )
     images = serializers.FileField(help_text="a .zip holding the files the manifest names")
     format = serializers.ChoiceField(choices=ImportFormat.choices, default=ImportFormat.MANIFEST)
+    config = serializers.FileField(
+        required=False,
+        help_text="label-studio: the project's labelling config (XML), which says which Image "
+        "tag shows which data key; inferred from the export when absent",
+    )
+    mapping = serializers.FileField(
+        required=False,
+        help_text="label-studio: JSON or YAML mapping of Label Studio values to categories, "
+        "tiers and the absent side, and of Label Studio users to members (authors)",
+    )
+    dry_run = serializers.BooleanField(
+        default=False,
+        help_text="label-studio: answer 200 with the mapping and counts; nothing is written",
+    )
+
+
+class LabelStudioPreviewSerializer(serializers.Serializer):
+    mapping = serializers.ListField(child=serializers.CharField())
+    counts = serializers.DictField(child=serializers.IntegerField())
+    authors = serializers.ListField(child=serializers.CharField())
+    problems = serializers.ListField(child=serializers.DictField())
+    notes = serializers.ListField(child=serializers.DictField())
+
+
+class PreviewSerializer(serializers.Serializer):
+    preview = LabelStudioPreviewSerializer()
 
 
 class JobSerializer(serializers.ModelSerializer):
@@ -207,17 +241,20 @@ def pair_detail(request: Request, pk: int) -> Response:
 
 @extend_schema(
     request={"multipart/form-data": ImportSerializer},
-    responses={202: JobStartedSerializer, **ERRORS},
+    responses={200: PreviewSerializer, 202: JobStartedSerializer, **ERRORS},
 )
 @api_view(["POST"])
 @parser_classes([MultiPartParser])
 def imports(request: Request, slug: str) -> Response:
-    """Start a bulk import (a manifest and a zip of images); poll the job for progress."""
+    """Start a bulk import (a manifest and a zip of images); poll the job for progress. A Label
+    Studio export may come with its labelling config and a value mapping; ``dry_run`` previews."""
     project = lead_project(request, slug)
     if isinstance(project, Response):
         return project
     upload = ImportSerializer(data=request.data)
     upload.is_valid(raise_exception=True)
+    if upload.validated_data["format"] == ImportFormat.LABEL_STUDIO:
+        return _labelstudio_import(request, project, upload.validated_data)
     try:
         job = import_queue(
             project=project,
@@ -230,6 +267,56 @@ def imports(request: Request, slug: str) -> Response:
         return error_response("invalid", str(exc), status.HTTP_400_BAD_REQUEST)
     job.refresh_from_db()
     return job_started(job)
+
+
+def _labelstudio_import(request: Request, project: Project, data: dict) -> Response:
+    files = {
+        "export": data["manifest"],
+        "images": data["images"],
+        "config": data.get("config"),
+        "mapping": data.get("mapping"),
+    }
+    try:
+        labelstudio_check_files(**files)
+        if data["dry_run"]:
+            given = LSInput(
+                export=files["export"].read(),
+                config=files["config"].read() if files["config"] else None,
+                mapping=files["mapping"].read() if files["mapping"] else None,
+            )
+            preview = labelstudio_preview_zip(project=project, given=given, images=files["images"])
+            return Response({"preview": preview.as_json()})
+        mapping = files["mapping"].read() if files["mapping"] else None
+        token = labelstudio_stage(
+            project=project,
+            export=files["export"],
+            images=files["images"],
+            config=files["config"],
+            mapping=mapping,
+        )
+        job = labelstudio_queue(project=project, token=token, user=request.user)
+    except (ValueError, ImportUnusable) as exc:
+        return _refused(exc)
+    job.refresh_from_db()
+    return job_started(job)
+
+
+def _refused(exc: Exception) -> Response:
+    """400 naming the part at fault: "config: …", "mapping: …", "images: …", else manifest."""
+    message = str(exc)
+    field, _, _ = message.partition(":")
+    if field not in ("config", "mapping", "images", "manifest"):
+        field = _part_of(message)
+    return error_response("invalid", message, status.HTTP_400_BAD_REQUEST, {field: [message]})
+
+
+def _part_of(message: str) -> str:
+    """The upload a plan's complaint is about: the config, the mapping, or the export."""
+    if "config" in message:
+        return "config"
+    if any(word in message for word in ("mapping", "authors", "fields:", "tier:", "category:")):
+        return "mapping"
+    return "manifest"
 
 
 @extend_schema(responses={200: JobSerializer, **ERRORS})

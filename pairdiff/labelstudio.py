@@ -1,49 +1,47 @@
 """Label Studio interoperability: read a JSON export of two-image tasks with rectangles
-(writing releases as Label Studio tasks is ``labelstudio_export``).
+(writing releases as Label Studio tasks is ``labelstudio_export``; which tag means what is
+``labelstudio_config``; the lead's value mapping ``labelstudio_values``).
 
 Reading happens in two steps because Label Studio stores boxes in percent: ``read_export``
-checks the structure, ``task_in_frames`` turns the percent boxes into pixels of the real
-images. ``parse_export`` does both with the image sizes the export itself declares.
+checks the structure through the mapping, ``task_in_frames`` turns the percent boxes into
+pixels of the real images. ``parse_export`` does both with the sizes the export declares.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from numbers import Real
-from pathlib import PurePosixPath
-from urllib.parse import parse_qs, unquote, urlsplit
 
 from pairdiff.coords import from_label_studio
-from pairdiff.geometry import BoxError, Frame
-from pairdiff.manifest import MAX_ID_LENGTH, RowError, json_type, safe_relative_path
+from pairdiff.geometry import Box, BoxError, Frame
+from pairdiff.labelstudio_config import (
+    ConfigUnusable,
+    LSMapping,
+    infer_mapping,
+    parse_config,
+    with_roles,
+)
+from pairdiff.labelstudio_results import (
+    DEFAULT_TIER,
+    DraftChange,
+    Invalid,
+    ReadOptions,
+    Region,
+    Rotated,
+    read_result,
+)
+from pairdiff.labelstudio_values import UnknownValue, ValueMap
+from pairdiff.manifest import MAX_ID_LENGTH, RowError, json_type
 
-TIERS = ("excellent", "good", "fair", "poor")
-DEFAULT_TIER = "excellent"
-IMAGE_KEYS = ("image_a", "image_b")
 MAX_TIME_MS = 24 * 3600 * 1000
 _ROUND_SLACK = 1e-6
-_IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".webp", ".bmp", ".gif", ".tif", ".tiff"})
-# Label Studio renames uploads to "<8 hex chars of a uuid4>-<original name>".
-_UPLOAD_PREFIX = re.compile(r"^[0-9a-f]{8}-(.+)$")
-_RECTANGLES = frozenset({"rectanglelabels", "rectangle"})
-_SHAPES = frozenset({"polygon", "ellipse", "keypoint", "brush", "polyline", "vector"})
-_ENTITY_TEXTS = ("entity_a", "entity_b")
 
 
 class LSUnusable(ValueError):
     """The input is not a Label Studio JSON export at all; str() says why."""
-
-
-class ImageNotFound(LookupError):
-    """No file, or more than one, matches an image reference; str() says which."""
-
-
-class _Invalid(ValueError):
-    """One annotation that cannot be read; the message is for people."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +55,7 @@ class LSAnnotation:
     changes: list[dict]
     annotation_id: int | str | None = None
     time_spent_ms: int = 0
+    notes: tuple[str, ...] = ()
 
     @property
     def who(self) -> str:
@@ -78,19 +77,15 @@ class LSAnnotation:
 
 
 @dataclass(frozen=True)
-class _Region:
-    side: str  # "a" or "b"
-    value: Mapping[str, object]
-    declared: Frame | None  # original_width × original_height, when the export gives them
+class LSPrediction:
+    """A model's proposal from the export's ``predictions``; the model is its model_version."""
 
+    model: str
+    confidence: float | None
+    changes: list[dict]
 
-@dataclass(frozen=True)
-class _DraftChange:
-    category: str
-    description: str
-    entity_a: str
-    entity_b: str
-    regions: tuple[_Region, ...]
+    def as_answer(self) -> dict[str, object]:
+        return LSAnnotation("", "fair", self.changes).as_answer()
 
 
 @dataclass(frozen=True)
@@ -101,11 +96,15 @@ class _Draft:
     annotator: str
     tier: str = DEFAULT_TIER
     time_spent_ms: int = 0
-    changes: tuple[_DraftChange, ...] = ()
+    changes: tuple[DraftChange, ...] = ()
     error: str = ""
+    model: str = ""  # set for a prediction
+    confidence: float | None = None
 
     @property
     def who(self) -> str:
+        if self.model:
+            return f"prediction of {self.model}"
         return _who(self.annotation_id, self.annotator)
 
 
@@ -121,6 +120,8 @@ class LSTask:
     line: int = 0  # position in the export, from 1
     metadata: dict[str, object] = field(default_factory=dict)
     drafts: tuple[_Draft, ...] = field(default=(), repr=False, compare=False)
+    predictions: list[LSPrediction] = field(default_factory=list)
+    rotated: str = field(default=Rotated.BOUND, repr=False, compare=False)
 
     @property
     def label(self) -> str:
@@ -137,96 +138,8 @@ class LSTask:
         return found.get("a"), found.get("b")
 
 
-def parse_export(data: bytes) -> tuple[list[LSTask], list[RowError]]:
-    """Tasks with their annotations in pixels of the image sizes the export declares, and
-    errors per task or annotation (``line``: the task's position in the export, from 1;
-    ``external_id``: its Label Studio id). LSUnusable when it is no Label Studio JSON export."""
-    tasks, errors = read_export(data)
-    converted = []
-    for task in tasks:
-        task, problems = task_in_frames(task, *task.declared_frames())
-        converted.append(task)
-        errors.extend(problems)
-    errors.sort(key=lambda e: e.line)
-    return converted, errors
-
-
-def read_export(data: bytes) -> tuple[list[LSTask], list[RowError]]:
-    """The tasks, their annotations read but not yet in pixels, and per-task errors."""
-    tasks_json = _load(data)
-    tasks: list[LSTask] = []
-    errors: list[RowError] = []
-    first_line_of_id: dict[str, int] = {}
-    for line, raw in enumerate(tasks_json, start=1):
-        try:
-            tasks.append(_task(raw, line, first_line_of_id))
-        except _Invalid as exc:
-            task_id = raw.get("id") if isinstance(raw, dict) else None
-            label = str(task_id) if isinstance(task_id, int | str) else ""
-            errors.append(RowError(line, label, str(exc)))
-    return tasks, errors
-
-
-def task_in_frames(
-    task: LSTask, frame_a: Frame | None, frame_b: Frame | None
-) -> tuple[LSTask, list[RowError]]:
-    """The task with its annotations' boxes in pixels of these frames (the real image sizes),
-    and an error for each annotation that cannot be used: unreadable, a box outside the image,
-    or drawn on an image of another size than the export declares."""
-    frames = {"a": frame_a, "b": frame_b}
-    annotations, errors = [], []
-    for draft in task.drafts:
-        try:
-            if draft.error:
-                raise _Invalid(draft.error)
-            annotations.append(_in_pixels(draft, frames))
-        except _Invalid as exc:
-            errors.append(RowError(task.line, task.label, f"{draft.who}: {exc}"))
-    return replace(task, annotations=annotations), errors
-
-
-class ImageFinder:
-    """Finds the file an image reference names among the files of the images folder or zip."""
-
-    def __init__(self, names: Iterable[str]) -> None:
-        self._names = set(names)
-        self._by_basename: dict[str, list[str]] = {}
-        for name in sorted(self._names):
-            self._by_basename.setdefault(PurePosixPath(name).name, []).append(name)
-
-    def find(self, reference: str) -> str:
-        """The file's name in the source; ImageNotFound when none (or several) match.
-
-        Tried in order: the reference as a relative path, its file name anywhere in the
-        source, and its file name without Label Studio's upload prefix ("1a2b3c4d-").
-        """
-        path = _reference_path(reference)
-        try:
-            relative = safe_relative_path(path)
-        except ValueError:
-            relative = ""
-        if relative in self._names:
-            return relative
-        basename = PurePosixPath(path).name
-        candidates = [basename]
-        stripped = _UPLOAD_PREFIX.match(basename)
-        if stripped:
-            candidates.append(stripped.group(1))
-        for candidate in candidates:
-            found = self._by_basename.get(candidate, [])
-            if len(found) == 1:
-                return found[0]
-            if found:
-                shown = ", ".join(found[:3]) + (", …" if len(found) > 3 else "")
-                raise ImageNotFound(f"several files are named {candidate} ({shown})")
-        tried = " or ".join(dict.fromkeys(candidates))
-        raise ImageNotFound(f"no file named {tried} in the images source (from {reference})")
-
-
-# Reading -------------------------------------------------------------------------------------
-
-
-def _load(data: bytes) -> list:
+def load_export(data: bytes) -> list:
+    """The export's tasks as JSON; LSUnusable when it is no Label Studio JSON export."""
     try:
         value = json.loads(data.decode("utf-8-sig"), parse_constant=_reject_constant)
     except UnicodeDecodeError as exc:
@@ -245,28 +158,110 @@ def _load(data: bytes) -> list:
     return value
 
 
+def resolve_mapping(
+    raw_tasks: list, config: bytes | str | None, values: ValueMap | None = None
+) -> LSMapping:
+    """The mapping of the config when given, else the one inferred from the export; the lead's
+    roles win either way. LSUnusable when neither gives one."""
+    roles = values.roles if values else {}
+    try:
+        if config:
+            return parse_config(config, roles=roles)
+        return with_roles(infer_mapping(raw_tasks, roles=roles), roles)
+    except ConfigUnusable as exc:
+        raise LSUnusable(str(exc)) from exc
+
+
+def parse_export(
+    data: bytes, options: ReadOptions | None = None
+) -> tuple[list[LSTask], list[RowError]]:
+    """Tasks with their annotations in pixels of the image sizes the export declares, and
+    errors per task or annotation (``line``: the task's position in the export, from 1;
+    ``external_id``: its Label Studio id). LSUnusable when it is no Label Studio JSON export."""
+    tasks, errors = read_export(data, options)
+    converted = []
+    for task in tasks:
+        task, problems = task_in_frames(task, *task.declared_frames())
+        converted.append(task)
+        errors.extend(problems)
+    errors.sort(key=lambda e: e.line)
+    return converted, errors
+
+
+def read_export(
+    data: bytes | list, options: ReadOptions | None = None
+) -> tuple[list[LSTask], list[RowError]]:
+    """The tasks, their annotations read but not yet in pixels, and per-task errors."""
+    raw_tasks = load_export(data) if isinstance(data, bytes) else data
+    options = options or ReadOptions()
+    if options.mapping is None:
+        options = replace(options, mapping=resolve_mapping(raw_tasks, None, options.values))
+    tasks: list[LSTask] = []
+    errors: list[RowError] = []
+    first_line_of_id: dict[str, int] = {}
+    for line, raw in enumerate(raw_tasks, start=1):
+        try:
+            tasks.append(_task(raw, line, first_line_of_id, options))
+        except Invalid as exc:
+            task_id = raw.get("id") if isinstance(raw, dict) else None
+            label = str(task_id) if isinstance(task_id, int | str) else ""
+            errors.append(RowError(line, label, str(exc)))
+    return tasks, errors
+
+
+def task_in_frames(
+    task: LSTask, frame_a: Frame | None, frame_b: Frame | None
+) -> tuple[LSTask, list[RowError]]:
+    """The task with its annotations' and predictions' boxes in pixels of these frames (the
+    real image sizes), and an error for each that cannot be used: unreadable, a box outside
+    the image, or drawn on an image of another size than the export declares."""
+    frames = {"a": frame_a, "b": frame_b}
+    annotations, predictions, errors = [], [], []
+    for draft in task.drafts:
+        try:
+            if draft.error:
+                raise Invalid(draft.error)
+            annotation = _in_pixels(draft, frames, task.rotated)
+        except Invalid as exc:
+            errors.append(RowError(task.line, task.label, f"{draft.who}: {exc}"))
+            continue
+        if draft.model:
+            predictions.append(LSPrediction(draft.model, draft.confidence, annotation.changes))
+        else:
+            annotations.append(annotation)
+    return replace(task, annotations=annotations, predictions=predictions), errors
+
+
+# Reading -------------------------------------------------------------------------------------
+
+
 def _reject_constant(name: str) -> object:
     raise ValueError(f"{name} is not allowed in JSON")
 
 
-def _task(raw: object, line: int, first_line_of_id: dict[str, int]) -> LSTask:
+def _task(raw: object, line: int, first_line_of_id: dict[str, int], options: ReadOptions) -> LSTask:
+    mapping = options.mapping
+    assert mapping is not None
     if not isinstance(raw, dict):
-        raise _Invalid(f"task is {json_type(raw)}, not a JSON object")
+        raise Invalid(f"task is {json_type(raw)}, not a JSON object")
     data = raw.get("data")
     if not isinstance(data, dict):
-        raise _Invalid('task has no "data" object')
-    keys = _image_keys(data)
-    if keys is None:
+        raise Invalid('task has no "data" object')
+    keys = mapping.data_keys
+    if not all(isinstance(data.get(k), str) and data[k].strip() for k in keys):
         found = ", ".join(data) or "nothing"
-        raise _Invalid(f"task data needs two images, image_a and image_b (found: {found})")
+        raise Invalid(f"task data needs two images, {keys[0]} and {keys[1]} (found: {found})")
     external_id = _external_id(data)
     if external_id in first_line_of_id:
-        raise _Invalid(f"id {external_id!r} repeats task {first_line_of_id[external_id]}")
+        raise Invalid(f"id {external_id!r} repeats task {first_line_of_id[external_id]}")
     if external_id:
         first_line_of_id[external_id] = line
     raw_annotations = raw.get("annotations", raw.get("completions", []))  # completions: LS < 1.0
     if not isinstance(raw_annotations, list):
-        raise _Invalid(f'"annotations" must be a list, not {json_type(raw_annotations)}')
+        raise Invalid(f'"annotations" must be a list, not {json_type(raw_annotations)}')
+    raw_predictions = raw.get("predictions") or []
+    if not isinstance(raw_predictions, list):
+        raise Invalid(f'"predictions" must be a list, not {json_type(raw_predictions)}')
     task_id = raw.get("id")
     if isinstance(task_id, bool) or not isinstance(task_id, int | str):
         task_id = None
@@ -279,28 +274,11 @@ def _task(raw: object, line: int, first_line_of_id: dict[str, int]) -> LSTask:
         line=line,
         metadata={
             **{k: v for k, v in data.items() if k not in keys},
-            "label_studio": {"task": task_id, "image_a": data[keys[0]], "image_b": data[keys[1]]},
+            "label_studio": {"task": task_id, keys[0]: data[keys[0]], keys[1]: data[keys[1]]},
         },
-        drafts=_drafts(raw_annotations, keys),
+        drafts=_drafts(raw_annotations, options) + _predictions(raw_predictions, options),
+        rotated=options.rotated,
     )
-
-
-def _image_keys(data: Mapping[str, object]) -> tuple[str, str] | None:
-    if all(isinstance(data.get(k), str) and data[k].strip() for k in IMAGE_KEYS):
-        return IMAGE_KEYS
-    found = [k for k, v in data.items() if isinstance(v, str) and _looks_like_image(v)]
-    return (found[0], found[1]) if len(found) >= 2 else None
-
-
-def _looks_like_image(value: str) -> bool:
-    return PurePosixPath(_reference_path(value)).suffix.lower() in _IMAGE_SUFFIXES
-
-
-def _reference_path(reference: str) -> str:
-    """The path part of an upload path, a local-files URL (``?d=``), an http or s3 URL."""
-    parts = urlsplit(reference.strip().replace("\\", "/"))
-    local = parse_qs(parts.query).get("d")
-    return unquote(local[0] if local else parts.path)
 
 
 def _external_id(data: Mapping[str, object]) -> str:
@@ -310,18 +288,18 @@ def _external_id(data: Mapping[str, object]) -> str:
             value = str(value)
         if isinstance(value, str) and value.strip():
             if len(value.strip()) > MAX_ID_LENGTH:
-                raise _Invalid(f"{key} is longer than {MAX_ID_LENGTH} characters")
+                raise Invalid(f"{key} is longer than {MAX_ID_LENGTH} characters")
             return value.strip()
     return ""
 
 
-def _drafts(raw_annotations: list, keys: tuple[str, str]) -> tuple[_Draft, ...]:
+def _drafts(raw_annotations: list, options: ReadOptions) -> tuple[_Draft, ...]:
     drafts: list[_Draft] = []
     seen: set[str] = set()
     for raw in raw_annotations:
         if isinstance(raw, dict) and raw.get("was_cancelled") is True:
             continue
-        draft = _draft(raw, keys)
+        draft = _draft(raw, options)
         if not draft.error and draft.annotator and draft.annotator in seen:
             draft = replace(draft, error="a second annotation by the same user on this task")
         seen.add(draft.annotator)
@@ -329,14 +307,35 @@ def _drafts(raw_annotations: list, keys: tuple[str, str]) -> tuple[_Draft, ...]:
     return tuple(drafts)
 
 
-def _draft(raw: object, keys: tuple[str, str]) -> _Draft:
+def _predictions(raw_predictions: list, options: ReadOptions) -> tuple[_Draft, ...]:
+    drafts = []
+    for raw in raw_predictions:
+        if not isinstance(raw, dict):
+            continue  # the quick export lists predictions by id only: nothing to import
+        draft = _draft(raw, options)
+        version = raw.get("model_version") if isinstance(raw, dict) else None
+        model = version.strip()[:100] if isinstance(version, str) and version.strip() else ""
+        score = raw.get("score") if isinstance(raw, dict) else None
+        confident = isinstance(score, Real) and not isinstance(score, bool) and 0 <= score <= 1
+        drafts.append(
+            replace(
+                draft,
+                annotator="",
+                model=model or "label-studio",
+                confidence=float(score) if confident else None,
+            )
+        )
+    return tuple(drafts)
+
+
+def _draft(raw: object, options: ReadOptions) -> _Draft:
     if not isinstance(raw, dict):
         return _Draft(None, "", error=f"annotation is {json_type(raw)}, not a JSON object")
     annotation_id = raw.get("id") if isinstance(raw.get("id"), int | str) else None
     annotator = _annotator(raw.get("completed_by"))
     try:
-        tier, changes = _read_result(raw.get("result", []), keys)
-    except _Invalid as exc:
+        tier, changes = read_result(raw.get("result", []), options)
+    except (Invalid, UnknownValue) as exc:
         return _Draft(annotation_id, annotator, error=str(exc))
     return _Draft(annotation_id, annotator, tier, _lead_time_ms(raw.get("lead_time")), changes)
 
@@ -359,165 +358,15 @@ def _lead_time_ms(value: object) -> int:
     return min(max(round(value * 1000), 0), MAX_TIME_MS)
 
 
-def _read_result(result: object, keys: tuple[str, str]) -> tuple[str, tuple[_DraftChange, ...]]:
-    if not isinstance(result, list) or not all(isinstance(r, dict) for r in result):
-        raise _Invalid('"result" must be a list of JSON objects')
-    for r in result:
-        kind = str(r.get("type", ""))
-        if kind not in _RECTANGLES and (kind.endswith("labels") or kind in _SHAPES):
-            raise _Invalid(f"{kind} regions cannot be imported, only rectangles")
-    tier = _tier(r for r in result if r.get("type") == "choices")
-    groups = _groups(result)
-    grouped = {id(r) for group in groups for r in group}
-    shared = [r for r in result if id(r) not in grouped]
-    changes = tuple(_draft_change(group, shared, keys) for group in groups)
-    return tier, changes
-
-
-def _tier(choices: Iterable[Mapping]) -> str:
-    for r in choices:
-        picked = _values(r, "choices")
-        if picked and (r.get("from_name") == "tier" or set(picked) <= set(TIERS)):
-            if picked[0] not in TIERS:
-                raise _Invalid(f"tier {picked[0]!r} is none of {', '.join(TIERS)}")
-            return picked[0]
-    return DEFAULT_TIER
-
-
-def _groups(result: list[dict]) -> list[list[dict]]:
-    """Results of each change, in order of their first rectangle.
-
-    Results are linked by a shared id, a ``parentID`` or a relation; without any link every
-    rectangle of the annotation belongs to one change.
-    """
-    rectangles = [r for r in result if r.get("type") in _RECTANGLES]
-    ids = [r["id"] for r in result if isinstance(r.get("id"), str | int)]
-    linked = (
-        len(ids) != len(set(ids))
-        or any(r.get("parentID") for r in result)
-        or any(r.get("type") == "relation" for r in result)
-    )
-    if not linked:
-        return [rectangles] if rectangles else []
-    parent: dict[object, object] = {}
-
-    def root(key: object) -> object:
-        while parent.get(key, key) != key:
-            key = parent[key]
-        return key
-
-    for r in result:
-        for one, other in ((r.get("id"), r.get("parentID")), (r.get("from_id"), r.get("to_id"))):
-            if one not in (None, "") and other not in (None, ""):
-                parent[root(one)] = root(other)
-    groups: dict[object, list[dict]] = {root(_key(r)): [] for r in rectangles}
-    for r in result:
-        key = root(_key(r))
-        if key in groups:
-            groups[key].append(r)
-    return list(groups.values())
-
-
-def _key(r: Mapping) -> object:
-    """The result's id; one of its own when it has none, so id-less results never link."""
-    return r["id"] if r.get("id") not in (None, "") else ("no id", id(r))
-
-
-def _draft_change(group: list[dict], shared: list[dict], keys: tuple[str, str]) -> _DraftChange:
-    sides = {keys[0]: "a", keys[1]: "b"}
-    regions, labels, meta = [], [], {"a": "", "b": ""}
-    for r in group:
-        if r.get("type") not in _RECTANGLES:
-            continue
-        side = sides.get(r.get("to_name"))
-        if side is None:
-            raise _Invalid(f"a box is on {r.get('to_name')!r}, neither {keys[0]} nor {keys[1]}")
-        regions.append(_region(r, side, keys))
-        labels += [label for label in _values(r, "rectanglelabels") if label not in labels]
-        meta_text = r.get("meta", {}).get("text") if isinstance(r.get("meta"), dict) else None
-        meta[side] = meta[side] or _first_text(meta_text)
-    if len(labels) > 1:
-        raise _Invalid(f"the boxes of one change have different labels: {', '.join(labels)}")
-    texts = {name: _text(group, shared, name) for name in ("description", *_ENTITY_TEXTS)}
-    return _DraftChange(
-        category=labels[0] if labels else _category_choice(group, shared),
-        description=texts["description"],
-        entity_a=texts["entity_a"] or meta["a"],
-        entity_b=texts["entity_b"] or meta["b"],
-        regions=tuple(regions),
-    )
-
-
-def _region(r: Mapping, side: str, keys: tuple[str, str]) -> _Region:
-    image = keys["ab".index(side)]
-    value = r.get("value")
-    if not isinstance(value, Mapping):
-        raise _Invalid(f'a box on {image} has no "value" object')
-    for name, angle in (("box", value.get("rotation", 0)), ("image", r.get("image_rotation", 0))):
-        if angle not in (0, 0.0, None):
-            raise _Invalid(
-                f"the {name} on {image} is rotated ({angle}°); only upright boxes can be imported"
-            )
-    width, height = r.get("original_width"), r.get("original_height")
-    if width is None and height is None:
-        return _Region(side, value, None)
-    try:
-        declared = Frame(_integral(width), _integral(height))
-    except BoxError as exc:
-        raise _Invalid(f"{image}: original {exc}") from exc
-    return _Region(side, value, declared)
-
-
-def _integral(value: object) -> object:
-    """640.0 as 640: JSON writers differ on whole floats; anything else goes to Frame as is."""
-    return int(value) if isinstance(value, float) and value.is_integer() else value
-
-
-def _text(group: list[dict], shared: list[dict], name: str) -> str:
-    """The text of a text area: the change's own first, else the annotation's."""
-    for results in (group, shared):
-        for r in results:
-            if r.get("type") != "textarea":
-                continue
-            source = r.get("from_name")
-            # Any text area that names no entity is the description.
-            wanted = source == name if name in _ENTITY_TEXTS else source not in _ENTITY_TEXTS
-            if wanted:
-                text = _first_text(r.get("value", {}).get("text"))
-                if text:
-                    return text
-    return ""
-
-
-def _category_choice(group: list[dict], shared: list[dict]) -> str:
-    for r in (*group, *shared):
-        if r.get("type") == "choices" and r.get("from_name") == "category":
-            picked = _values(r, "choices")
-            if picked:
-                return picked[0]
-    return ""
-
-
-def _values(r: Mapping, key: str) -> list[str]:
-    value = r.get("value")
-    items = value.get(key) if isinstance(value, Mapping) else None
-    return [v for v in items if isinstance(v, str)] if isinstance(items, list) else []
-
-
-def _first_text(value: object) -> str:
-    if isinstance(value, str):
-        return value.strip()
-    if isinstance(value, list) and value and isinstance(value[0], str):
-        return value[0].strip()
-    return ""
-
-
-def _in_pixels(draft: _Draft, frames: Mapping[str, Frame | None]) -> LSAnnotation:
-    changes = []
+def _in_pixels(draft: _Draft, frames: Mapping[str, Frame | None], rotated: str) -> LSAnnotation:
+    changes, notes = [], []
     for change in draft.changes:
         boxes: dict[str, list[list[float]]] = {"a": [], "b": []}
         for region in change.regions:
-            boxes[region.side].append(_pixels(region, frames[region.side]))
+            box, note = _pixels(region, frames[region.side])
+            boxes[region.side].append(box)
+            if note:
+                notes.append(note)
         changes.append(
             {
                 "category": change.category,
@@ -529,21 +378,53 @@ def _in_pixels(draft: _Draft, frames: Mapping[str, Frame | None]) -> LSAnnotatio
             }
         )
     return LSAnnotation(
-        draft.annotator, draft.tier, changes, draft.annotation_id, draft.time_spent_ms
+        draft.annotator,
+        draft.tier,
+        changes,
+        draft.annotation_id,
+        draft.time_spent_ms,
+        tuple(notes),
     )
 
 
-def _pixels(region: _Region, frame: Frame | None) -> list[float]:
-    image = f"image_{region.side}"
+def _pixels(region: Region, frame: Frame | None) -> tuple[list[float], str]:
+    image = f"image {region.side.upper()}"
     if frame is None:
-        raise _Invalid(f"the export does not give the size of {image} (original_width/height)")
+        raise Invalid(f"the export does not give the size of {image} (original_width/height)")
     if region.declared is not None and region.declared != frame:
-        raise _Invalid(f"{image} is {frame}, but the box was drawn on a {region.declared} image")
+        raise Invalid(f"{image} is {frame}, but the box was drawn on a {region.declared} image")
+    angle = region.value.get("rotation", 0)
     try:
+        if angle not in (0, 0.0, None):
+            box = rotated_bounds(region.value, frame)
+            note = f"the box on {image} was rotated {angle}°: imported as its upright bounds"
+            return [box.x1, box.y1, box.x2, box.y2], note
         box = from_label_studio(region.value, frame)
     except BoxError as exc:
-        raise _Invalid(f"box on {image}: {exc}") from exc
-    return [box.x1, box.y1, box.x2, box.y2]
+        raise Invalid(f"box on {image}: {exc}") from exc
+    return [box.x1, box.y1, box.x2, box.y2], ""
+
+
+def rotated_bounds(value: Mapping[str, object], frame: Frame) -> Box:
+    """The axis-aligned bounding box, in pixels, of a Label Studio rectangle rotated by
+    ``rotation`` degrees (clockwise, about its top-left corner), clipped to the image.
+
+    The percentages are turned into pixels first: x and y scale by different sizes, so
+    rotating in percent would skew the box."""
+    try:
+        x, y, w, h, angle = (float(value[k]) for k in ("x", "y", "width", "height", "rotation"))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise BoxError(f"Label Studio box {dict(value)!r}: expected numbers") from exc
+    if not all(math.isfinite(v) for v in (x, y, w, h, angle)) or w <= 0 or h <= 0:
+        raise BoxError(f"Label Studio box {dict(value)!r}: width and height must be positive")
+    px, py = x * frame.width / 100, y * frame.height / 100
+    pw, ph = w * frame.width / 100, h * frame.height / 100
+    cos, sin = math.cos(math.radians(angle)), math.sin(math.radians(angle))
+    xs = [px, px + pw * cos, px + pw * cos - ph * sin, px - ph * sin]
+    ys = [py, py + pw * sin, py + pw * sin + ph * cos, py + ph * cos]
+    x1, x2 = max(min(xs), 0.0), min(max(xs), float(frame.width))
+    y1, y2 = max(min(ys), 0.0), min(max(ys), float(frame.height))
+    return Box.parse([x1, y1, x2, y2], frame)
 
 
 def _whole(boxes: list[list[float]]) -> list[list[int]]:

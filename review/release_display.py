@@ -25,6 +25,7 @@ MAIN_FILES = (
     "training.jsonl",
     "questions.jsonl",
     "label_studio.json",
+    "label_config.xml",
 )
 IMAGES = "images/"
 

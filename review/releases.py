@@ -176,6 +176,7 @@ def _build(release: Release, storage: Storage, job) -> tuple[ReleaseFiles, dict]
         categories=tuple(project.categories),
         licence=project.licence,
         description=project.description,
+        labelstudio=project.labelstudio or None,
     )
     pairs = [release_pair(s) for s in standing]
     built = release_files(pairs, plan, meta, negatives=_edited_negatives(standing))

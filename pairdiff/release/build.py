@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pairdiff.labels import normalise_label
-from pairdiff.labelstudio_export import release_tasks
+from pairdiff.labelstudio_export import labelstudio_files
 from pairdiff.release.card import agreement_stats, dataset_card, release_counts
 from pairdiff.release.coco import coco_side
 from pairdiff.release.questions import answer_positions, hard_negatives, question_item
@@ -27,6 +27,7 @@ class ReleaseMeta:
     categories: tuple[Mapping, ...]  # [{"slug", "name"}], the project's taxonomy
     licence: str = ""
     description: str = ""
+    labelstudio: Mapping | None = None  # the project's Label Studio import profile, if any
 
     def as_json(self) -> dict:
         return {
@@ -84,7 +85,9 @@ def release_files(
         ),
         "training.jsonl": _jsonl(training_record(r) for r in records if r["split"] == "train"),
         "questions.jsonl": _jsonl(_questions(records, plan.seed, negatives or {})),
-        "label_studio.json": _json(release_tasks(records)),
+        **labelstudio_files(
+            records, categories=[c["slug"] for c in categories], profile=meta.labelstudio
+        ),
         "README.md": dataset_card(
             meta=meta.as_json(),
             counts=counts,

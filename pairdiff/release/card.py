@@ -105,7 +105,8 @@ def dataset_card(
         "- `coco_a.json`, `coco_b.json` — COCO detection files per side (image id = pair id)",
         "- `training.jsonl` — train split: entity → anchors → description → boxes targets",
         "- `questions.jsonl` — four-option questions with hard negatives and “no difference”",
-        "- `label_studio.json` — the pairs as Label Studio tasks with their boxes",
+        "- `label_studio.json` — the pairs as Label Studio tasks with their boxes, and "
+        "`label_config.xml`, the labelling config that reads them",
         "- `images/` — the original files, byte for byte",
         "- `manifest.json` — sizes and sha256 of every file",
         "",

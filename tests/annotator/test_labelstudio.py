@@ -11,6 +11,7 @@ from django.core.management import call_command
 from annotator.importing import ImportUnusable
 from annotator.jobs import job_create
 from annotator.labelstudio import labelstudio_import
+from annotator.labelstudio_plan import LSInput
 from annotator.models import (
     Annotation,
     Assignment,
@@ -106,11 +107,10 @@ def images(tmp_path) -> Path:
     return folder
 
 
-def _import(project, images, tasks: list[dict]):
+def _import(project, images, tasks: list[dict], **given):
     job = job_create(kind=JobKind.IMPORT, project=project)
-    report = labelstudio_import(
-        project=project, export=json.dumps(tasks).encode(), images=images, job=job
-    )
+    given = LSInput(export=json.dumps(tasks).encode(), **given)
+    report = labelstudio_import(project=project, given=given, images=images, job=job)
     job.refresh_from_db()
     return report, job
 
@@ -130,7 +130,7 @@ def test_two_tasks_by_two_users_become_pairs_annotations_and_verdicts(
     assert report.errors == []
     assert (job.status, job.result) == (
         JobStatus.SUCCEEDED,
-        {"rows": 2, "imported": 2, "rejected": 0, "annotations": 4},
+        {"rows": 2, "imported": 2, "rejected": 0, "annotations": 4, "predictions": 0, "notes": 0},
     )
     agreeing, disagreeing = Pair.objects.order_by("id")
     assert agreeing.metadata["label_studio"]["task"] == 101
@@ -139,16 +139,15 @@ def test_two_tasks_by_two_users_become_pairs_annotations_and_verdicts(
     assert Agreement.objects.count() == 2
     for pair in (agreeing, disagreeing):
         assert (pair.n_taken, pair.n_submitted) == (2, 2)
-    users = {u.username: u for u in get_user_model().objects.filter(username__startswith="label")}
-    assert set(users) == {"labelstudio-7", "labelstudio-ann@example.com"}
-    assert not any(u.has_usable_password() for u in users.values())
+    users = {u.username: u for u in get_user_model().objects.filter(username__startswith="ls:")}
+    seven, ann = f"ls:{project.pk}:7", f"ls:{project.pk}:ann@example.com"
+    assert set(users) == {seven, ann}
+    assert not any(u.has_usable_password() or u.is_active for u in users.values())
     roles = Membership.objects.filter(project=project, user__in=users.values())
     assert sorted(roles.values_list("role", flat=True)) == [Role.ANNOTATOR, Role.ANNOTATOR]
     assert Annotation.objects.count() == 4
     assert set(Assignment.objects.values_list("state", flat=True)) == {AssignmentState.SUBMITTED}
-    by_ann = Annotation.objects.get(
-        pair=disagreeing, annotator=users["labelstudio-ann@example.com"]
-    )
+    by_ann = Annotation.objects.get(pair=disagreeing, annotator=users[ann])
     [change] = by_ann.changes.all()
     assert change.as_json() == {
         "category": "attribute",
@@ -160,7 +159,16 @@ def test_two_tasks_by_two_users_become_pairs_annotations_and_verdicts(
     }
     assert (by_ann.tier, by_ann.time_spent_ms) == ("excellent", 12_500)
     kinds = sorted(PairEvent.objects.filter(pair=agreeing).values_list("kind", flat=True))
-    assert kinds == ["agreement", "imported", "submitted", "submitted"]
+    assert kinds == [
+        "agreement",
+        "imported",
+        "imported_from_label_studio",
+        "imported_from_label_studio",
+        "leased",
+        "leased",
+        "submitted",
+        "submitted",
+    ]
 
 
 def test_bad_annotation_is_a_row_error_and_writes_nothing(project, images):
@@ -175,7 +183,7 @@ def test_bad_annotation_is_a_row_error_and_writes_nothing(project, images):
 
     assert Pair.objects.count() == 3
     [kept] = Annotation.objects.all()
-    assert kept.annotator.username == "labelstudio-ann@example.com"
+    assert kept.annotator.username == f"ls:{project.pk}:ann@example.com"
     assert (Assignment.objects.count(), Change.objects.count()) == (1, 1)
     pairs = Pair.objects.order_by("id")
     assert [(p.n_taken, p.n_submitted, p.status) for p in pairs] == [
@@ -185,11 +193,21 @@ def test_bad_annotation_is_a_row_error_and_writes_nothing(project, images):
     ]
     assert [(e["line"], e["id"]) for e in job.errors] == [(1, "101"), (2, "102"), (3, "103")]
     box, description, category = (e["message"] for e in job.errors)
-    assert box.startswith("annotation 55 by Label Studio user 7: box on image_b")
+    assert box.startswith("annotation 55 by Label Studio user 7: box on image B")
     assert "outside" in box
     assert description.startswith("annotation 56 by Label Studio user 7: changes.0.description")
-    assert category.startswith("annotation 57 by Label Studio user 7: changes.0.category")
-    assert job.result == {"rows": 3, "imported": 3, "rejected": 3, "annotations": 1}
+    assert category.startswith(
+        "annotation 57 by Label Studio user 7: box label: 'vehicle' is no category of the "
+        "project; map it in the mapping's category section"
+    )
+    assert job.result == {
+        "rows": 3,
+        "imported": 3,
+        "rejected": 3,
+        "annotations": 1,
+        "predictions": 0,
+        "notes": 0,
+    }
     assert not report.complete
 
 
@@ -203,7 +221,7 @@ def test_annotations_beyond_the_overlap_are_reported(project, images):
     assert error.message == (
         "annotation 77 by Label Studio user 9: the project takes 2 annotations per pair"
     )
-    assert not get_user_model().objects.filter(username="labelstudio-9").exists()
+    assert not get_user_model().objects.filter(username=f"ls:{project.pk}:9").exists()
 
 
 def test_duplicates_are_reported_and_get_no_annotations(project, images):
@@ -235,7 +253,9 @@ def test_unusable_export_fails_the_job_and_writes_nothing(project, images):
     job = job_create(kind=JobKind.IMPORT, project=project)
 
     with pytest.raises(ImportUnusable, match="list of tasks"):
-        labelstudio_import(project=project, export=b'{"data": {}}', images=images, job=job)
+        labelstudio_import(
+            project=project, given=LSInput(export=b'{"data": {}}'), images=images, job=job
+        )
 
     job.refresh_from_db()
     assert job.status == JobStatus.FAILED and Pair.objects.count() == 0
@@ -276,7 +296,10 @@ def test_command_exits_0_when_everything_is_imported(project, images, tmp_path, 
     )
 
     assert code == 0
-    assert "1 of 1 tasks imported with 2 annotations, 0 rejected" in capsys.readouterr().out
+    assert (
+        "1 of 1 tasks imported with 2 annotations and 0 predictions, 0 rejected"
+        in capsys.readouterr().out
+    )
     job = Job.objects.get()
     assert (job.kind, job.params["format"]) == (JobKind.IMPORT, "label-studio")
 
@@ -361,16 +384,29 @@ def test_the_upload_page_takes_a_label_studio_export(
     )
     assert missing.status_code == 400
     assert "choose the Label Studio export" in missing.content.decode()
+    preview = client.post(
+        "/p/cars/upload/",
+        {
+            "source_format": "label-studio",
+            "images": SimpleUploadedFile("i.zip", archive),
+            "manifest": SimpleUploadedFile("export.json", json.dumps(TWO_BY_TWO).encode()),
+        },
+    )
+    assert preview.status_code == 200
+    page = preview.content.decode()
+    assert "Nothing has been written yet" in page and Pair.objects.count() == 0
+    assert 'Tasks to import</th><td class="num">2<' in page
+    assert 'Annotations to import</th><td class="num">4<' in page
+    token = preview.context["token"]
     with django_capture_on_commit_callbacks(execute=True):
-        response = client.post(
-            "/p/cars/upload/",
-            {
-                "source_format": "label-studio",
-                "images": SimpleUploadedFile("i.zip", archive),
-                "manifest": SimpleUploadedFile("export.json", json.dumps(TWO_BY_TWO).encode()),
-            },
-        )
+        response = client.post("/p/cars/upload/", {"staged": token, "action": "import"})
     assert response.status_code == 302
     job = Job.objects.get()
     assert job.params["format"] == "label-studio" and job.status == JobStatus.SUCCEEDED
     assert Pair.objects.count() == 2
+
+
+def test_a_staged_upload_of_another_session_is_not_found(client, project, lead):
+    client.force_login(lead)
+    response = client.post("/p/cars/upload/", {"staged": "0" * 32, "action": "import"})
+    assert response.status_code == 404 and Job.objects.count() == 0

@@ -7,15 +7,16 @@ from hypothesis import strategies as st
 
 from pairdiff.geometry import Frame
 from pairdiff.labelstudio import (
-    ImageFinder,
-    ImageNotFound,
     LSAnnotation,
     LSUnusable,
+    ReadOptions,
+    Rotated,
     parse_export,
     read_export,
     task_in_frames,
 )
 from pairdiff.labelstudio_export import LABEL_CONFIG, label_config, release_tasks
+from pairdiff.labelstudio_refs import ImageFinder, ImageNotFound
 
 
 def _box(side: str, x, y, w, h, *, label="attribute", size=(640, 480), **extra) -> dict:
@@ -204,11 +205,12 @@ def test_tier_defaults_to_excellent_and_category_may_come_from_choices():
     assert annotation.changes[0]["boxes_b"] == []
 
 
-def test_rotated_box_is_an_error_of_that_annotation_only():
+def test_rotated_box_is_refused_per_project_setting_for_that_annotation_only():
     rotated = [_box("a", 10, 10, 20, 20, value={"rotation": 15}), _text("description", "x")]
     annotations = [_annotation(rotated, by=3, annotation_id=5), _annotation(CAR_RESULT, by=4)]
 
-    tasks, errors = parse_export(_export(_task(annotations)))
+    options = ReadOptions(rotated=Rotated.REFUSE)
+    tasks, errors = parse_export(_export(_task(annotations)), options)
 
     assert [a.annotator for a in tasks[0].annotations] == ["4"]
     [error] = errors
@@ -315,7 +317,7 @@ def test_real_sizes_convert_boxes_when_the_export_gives_none():
     [task], read_errors = read_export(export)
     task, errors = task_in_frames(task, Frame(96, 64), Frame(96, 64))
 
-    assert "does not give the size of image_a" in parse_errors[0].message
+    assert "does not give the size of image A" in parse_errors[0].message
     assert read_errors == [] and errors == []
     assert task.annotations[0].changes[0]["boxes_a"] == [[24.0, 32.0, 72.0, 48.0]]
 
@@ -326,7 +328,7 @@ def test_real_size_other_than_the_declared_one_is_an_error():
     task, errors = task_in_frames(task, Frame(320, 240), Frame(800, 600))
 
     assert task.annotations == []
-    assert "image_a is 320×240, but the box was drawn on a 640×480 image" in errors[0].message
+    assert "image A is 320×240, but the box was drawn on a 640×480 image" in errors[0].message
 
 
 def test_box_outside_the_image_is_an_error():
@@ -334,7 +336,7 @@ def test_box_outside_the_image_is_an_error():
 
     _, errors = parse_export(_export(_task([_annotation(result)])))
 
-    assert "box on image_a" in errors[0].message and "outside" in errors[0].message
+    assert "box on image A" in errors[0].message and "outside" in errors[0].message
 
 
 @pytest.mark.parametrize(
@@ -397,7 +399,7 @@ def test_image_finder_matches_label_studio_references(reference, found):
     ("reference", "message"),
     [
         ("/data/upload/3/1a2b3c4d-bus.png", "no file named 1a2b3c4d-bus.png or bus.png"),
-        ("https://example.com/dup.png", "several files are named dup.png"),
+        ("https://example.com/dup.png", "several files match dup.png"),
         ("/data/upload/3/../../etc/passwd", "no file named passwd"),
     ],
 )
@@ -479,7 +481,7 @@ def test_release_task_has_label_studio_shape():
         "record_id": "cars-000012",
     }
     [annotation] = task["annotations"]
-    box_a, box_b, *texts = annotation["result"]
+    box_a, box_b, *texts, tier = annotation["result"]
     assert box_a == {
         "id": "change-1",
         "from_name": "box_a",
@@ -515,6 +517,11 @@ def test_release_task_has_label_studio_shape():
         ("entity_a", "change-1", ["car"]),
         ("entity_b", "change-1", ["car"]),
     ]
+    assert (tier["from_name"], tier["type"], tier["value"]) == (
+        "tier",
+        "choices",
+        {"choices": ["excellent"]},
+    )
 
 
 def test_release_round_trip_keeps_every_change_and_box():

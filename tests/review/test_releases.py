@@ -16,6 +16,7 @@ DATA_FILES = [
     "benchmark.json",
     "coco_a.json",
     "coco_b.json",
+    "label_config.xml",
     "label_studio.json",
     "questions.jsonl",
     "training.jsonl",

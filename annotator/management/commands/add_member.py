@@ -1,5 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
+from annotator.labelstudio_plan import AUTHOR_PREFIX, is_author_name
 from annotator.models import Project, Role
 from annotator.services import membership_set, user_ensure
 
@@ -17,6 +18,9 @@ class Command(BaseCommand):
         project = Project.objects.filter(slug=slug).first()
         if project is None:
             raise CommandError(f"no project with slug {slug!r}")
+        if is_author_name(username):
+            # Accounts of Label Studio authors must stay impossible to log in as or to reuse.
+            raise CommandError(f"{username!r}: names starting {AUTHOR_PREFIX!r} are reserved")
         user = user_ensure(username=username, password=password)
         membership_set(project=project, user=user, role=Role(role))
         self.stdout.write(f"{user.username} is now {role} in {project.slug}")
