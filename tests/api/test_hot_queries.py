@@ -118,7 +118,7 @@ def test_submit_completing_the_pair_runs_the_agreement_in_the_request(
     assignment_id = _next(client_1).json()["assignment"]["id"]
 
     # the 13 above + the agreement, eager without a broker: pair, annotations, changes,
-    # update_or_create (5), resolution, pair status, event, and its own savepoint pair
+    # update_or_create (6), resolution, pair status, event, and its own savepoint pair
     with django_assert_num_queries(27), django_capture_on_commit_callbacks(execute=True):
         response = _submit(client_1, assignment_id, "second")
 
