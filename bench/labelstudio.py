@@ -12,13 +12,12 @@ with `--enable-legacy-api-token` — a database lookup per request, as Diffmark'
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
-from bench.loops import expect, http_call, start_group, wait_until_answers
+from bench.loops import expect, http_call, start_group, stop_group, wait_until_answers
 
 VERSION = "1.23.2"
 ADMIN_EMAIL = "admin@bench.local"
@@ -77,9 +76,12 @@ def installed_version(venv: Path) -> str:
     return done.stdout.strip() if done.returncode == 0 else ""
 
 
-def environment(*, data_dir: Path, files_root: Path, database: str) -> dict[str, str]:
-    """Label Studio's settings read these (core/settings/base.py, get_env)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_"))}
+def environment(
+    *, base: dict[str, str], data_dir: Path, files_root: Path, database: str
+) -> dict[str, str]:
+    """Label Studio's settings read these (core/settings/base.py, get_env); `base` is the
+    environment the bench started with, before any of Diffmark's settings were added."""
+    env = {k: v for k, v in base.items() if not k.startswith(("DJANGO_", "DATABASE_"))}
     return env | {
         "DJANGO_DB": "default",  # PostgreSQL, configured by the POSTGRE_* variables
         "POSTGRE_NAME": database,
@@ -91,7 +93,7 @@ def environment(*, data_dir: Path, files_root: Path, database: str) -> dict[str,
         "LABEL_STUDIO_LOCAL_FILES_SERVING_ENABLED": "true",
         "LABEL_STUDIO_LOCAL_FILES_DOCUMENT_ROOT": str(files_root),
         "LOG_LEVEL": "WARNING",
-        "DEBUG": "false",
+        "DEBUG": "false",  # Label Studio's own default for `label-studio start`
     }
 
 
@@ -119,7 +121,11 @@ def start(executable: Path, env: dict, *, host: str, port: int, workdir: Path):
         "--enable-legacy-api-token",
     ]
     server = start_group(argv, env=env, cwd=str(workdir), log_path=str(workdir / "ls.log"))
-    wait_until_answers(host, port, "/health", seconds=600, process=server)
+    try:
+        wait_until_answers(host, port, "/health", seconds=600, process=server)
+    except BaseException:
+        stop_group(server)
+        raise
     return server
 
 

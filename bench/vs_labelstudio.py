@@ -57,6 +57,7 @@ HOST = "127.0.0.1"
 SIZE = (640, 480)
 DIFFMARK_DB = LOCAL_POSTGRES + "diffmark_bench_vs"
 LS_DB = "diffmark_bench_ls"
+BASE_ENV = dict(os.environ)  # before the Diffmark settings below are added to it
 
 
 @dataclass
@@ -73,7 +74,7 @@ class Result:
 
 
 def _diffmark_env(workdir: Path, *, debug: bool) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CELERY_")}
+    env = {k: v for k, v in BASE_ENV.items() if not k.startswith("CELERY_")}
     return env | {
         "DJANGO_SETTINGS_MODULE": "config.settings",
         "DATABASE_URL": DIFFMARK_DB,
@@ -288,7 +289,9 @@ def run_labelstudio(args, stack: contextlib.ExitStack, workdir: Path) -> Result:
     (files / "a.png").write_bytes(a)
     (files / "b.png").write_bytes(b)
     recreate_database(LOCAL_POSTGRES + LS_DB)
-    env = labelstudio.environment(data_dir=workdir / "ls-data", files_root=files, database=LS_DB)
+    env = labelstudio.environment(
+        base=BASE_ENV, data_dir=workdir / "ls-data", files_root=files, database=LS_DB
+    )
     started = time.perf_counter()
     server = labelstudio.start(executable, env, host=HOST, port=args.ls_port, workdir=workdir)
     stack.callback(stop_group, server)
@@ -428,8 +431,9 @@ def _stop_on_sigterm() -> None:
     def handler(signum, frame):
         raise KeyboardInterrupt(f"signal {signum}")
 
-    signal.signal(signal.SIGTERM, handler)
-    signal.signal(signal.SIGHUP, handler)
+    # SIGINT too: a shell starting the bench in the background leaves Ctrl-C's signal ignored.
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, handler)
 
 
 def main() -> None:
@@ -494,4 +498,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt as exc:
+        sys.exit(f"interrupted ({exc or 'Ctrl-C'}); every server the bench started is stopped")
