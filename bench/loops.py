@@ -199,13 +199,26 @@ def wait_until_answers(host: str, port: int, path: str, *, seconds: float, proce
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise SystemExit(f"the server on port {port} exited with {process.returncode}")
+            raise SystemExit(
+                f"the server on port {port} exited with {process.returncode}{_log_tail(process)}"
+            )
         try:
             http_call(host, port, "GET", path, {})
             return
         except OSError:
             time.sleep(0.5)
-    raise SystemExit(f"the server on port {port} did not answer within {seconds:.0f} s")
+    raise SystemExit(
+        f"the server on port {port} did not answer within {seconds:.0f} s{_log_tail(process)}"
+    )
+
+
+def _log_tail(process, lines: int = 20) -> str:
+    log = getattr(process, "log", None)
+    if log is None:
+        return ""
+    log.flush()
+    with open(log.name, errors="replace") as handle:
+        return "; its log ends:\n" + "".join(handle.readlines()[-lines:])
 
 
 def port_is_free(host: str, port: int) -> bool:

@@ -432,7 +432,7 @@ def _stop_on_sigterm() -> None:
         raise KeyboardInterrupt(f"signal {signum}")
 
     # SIGINT too: a shell starting the bench in the background leaves Ctrl-C's signal ignored.
-    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGALRM):
         signal.signal(signum, handler)
 
 
@@ -452,6 +452,12 @@ def main() -> None:
         help="Label Studio's virtualenv (created and installed into when missing)",
     )
     parser.add_argument(
+        "--max-minutes",
+        type=float,
+        default=60,
+        help="stop everything and give up after this long (default 60)",
+    )
+    parser.add_argument(
         "--only",
         action="append",
         choices=["labelstudio", "runserver", "gunicorn", "inprocess"],
@@ -468,6 +474,7 @@ def main() -> None:
             sys.exit(f"port {port} is taken; choose another with --port / --ls-port")
     parts = args.only or ["labelstudio", "runserver", "gunicorn", "inprocess"]
     _stop_on_sigterm()
+    signal.alarm(int(args.max_minutes * 60))  # SIGALRM → the same clean stop as Ctrl-C
     print(f"machine: {machine()}", flush=True)
     started = time.perf_counter()
     results: list[Result] = []
