@@ -180,18 +180,43 @@ def group_pids(pgid: int) -> list[int]:
     return pids
 
 
-def peak_rss_mib(pgid: int) -> float:
-    """The highest peak resident set (VmHWM) of any one process in the group, in MiB."""
-    peak = 0
+def rss_mib(pgid: int) -> float:
+    """The resident set (VmRSS) of the largest process in the group now, in MiB."""
+    largest = 0
     for pid in group_pids(pgid):
         try:
             with open(f"/proc/{pid}/status") as handle:
                 for line in handle:
-                    if line.startswith("VmHWM:"):
-                        peak = max(peak, int(line.split()[1]))
+                    if line.startswith("VmRSS:"):
+                        largest = max(largest, int(line.split()[1]))
         except OSError:
             continue
-    return peak / 1024
+    return largest / 1024
+
+
+class RssSampler:
+    """The peak of `rss_mib` while the block runs, sampled every `every` seconds: memory while
+    serving, not what start-up work (migrations, imports of tasks) may have touched before."""
+
+    def __init__(self, pgid: int, every: float = 0.25) -> None:
+        self.pgid, self.every, self.peak = pgid, every, 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while True:
+            self.peak = max(self.peak, rss_mib(self.pgid))
+            if self._stop.wait(self.every):
+                return
+
+    def __enter__(self) -> RssSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, rss_mib(self.pgid))
 
 
 def wait_until_answers(host: str, port: int, path: str, *, seconds: float, process) -> None:

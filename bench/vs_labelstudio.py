@@ -15,10 +15,10 @@ recreates (local server at 127.0.0.1:5432, user postgres):
 Each is seeded with the same number of image-pair tasks (one real 640×480 PNG pair, overlap 1)
 and runs the same loops over its REST API: one client next → submit ×300, then 8 distinct users
 ×40 started together from a barrier. The table reports client-side latency, submits/s, and the
-peak resident memory (VmHWM) of the largest serving process. Diffmark's next and submit are also
-timed in-process (Django's test client through the whole middleware and DRF stack, and the bare
-service call), which is the "server-side" figure. Every server runs in its own process group and
-is stopped on exit, Ctrl-C or failure.
+peak resident memory of the largest serving process while the loops run (VmRSS sampled every
+0.25 s). Diffmark's next and submit are also timed in-process (Django's test client through the
+whole middleware and DRF stack, and the bare service call), which is the "server-side" figure.
+Every server runs in its own process group and is stopped on exit, Ctrl-C or failure.
 """
 
 from __future__ import annotations
@@ -41,12 +41,12 @@ sys.path.insert(0, str(ROOT))
 from bench import labelstudio  # noqa: E402
 from bench.common import LOCAL_POSTGRES, recreate_database  # noqa: E402
 from bench.loops import (  # noqa: E402
+    RssSampler,
     Samples,
     expect,
     http_call,
     many_users,
     one_client,
-    peak_rss_mib,
     percentile_ms,
     port_is_free,
     start_group,
@@ -339,11 +339,12 @@ def _loops(key: str, name: str, driver, args, pgid: int) -> Result:
     if item is None:
         raise SystemExit(f"{name}: nothing to lease after seeding")
     driver.submit("solo", item)
-    single = one_client(driver, "solo", args.single)
-    print(_line("1 client", single), flush=True)
-    crowd = many_users(driver, _usernames(args)[1:], args.rounds)
-    print(_line(f"{args.users} users", crowd), flush=True)
-    result = Result(key, name, single, crowd, peak_rss_mib(pgid))
+    with RssSampler(pgid) as rss:
+        single = one_client(driver, "solo", args.single)
+        print(_line("1 client", single), flush=True)
+        crowd = many_users(driver, _usernames(args)[1:], args.rounds)
+        print(_line(f"{args.users} users", crowd), flush=True)
+    result = Result(key, name, single, crowd, rss.peak)
     for samples in (single, crowd):
         if samples.errors:
             result.notes.append(f"{len(samples.errors)} errors, first: {samples.errors[0]}")
