@@ -97,17 +97,10 @@ def environment(
     }
 
 
-def start(executable: Path, env: dict, *, host: str, port: int, workdir: Path):
-    """`label-studio start` in its own process group; returns once it answers (first start
-    runs every migration, which takes a minute or two on PostgreSQL)."""
-    argv = [
+def _argv(executable: Path, command: str, env: dict) -> list[str]:
+    return [
         str(executable),
-        "start",
-        "--no-browser",
-        "--internal-host",
-        host,
-        "--port",
-        str(port),
+        command,
         "--data-dir",
         env["LABEL_STUDIO_BASE_DATA_DIR"],
         "--log-level",
@@ -120,9 +113,34 @@ def start(executable: Path, env: dict, *, host: str, port: int, workdir: Path):
         ADMIN_TOKEN,
         "--enable-legacy-api-token",
     ]
+
+
+def init(executable: Path, env: dict, *, workdir: Path) -> None:
+    """`label-studio init`: every migration (a minute or two on PostgreSQL), the organization
+    with legacy tokens on, and its admin — apart from the server, so the server's memory is
+    what serving takes."""
+    with open(workdir / "ls-init.log", "wb") as log:
+        done = subprocess.run(
+            [*_argv(executable, "init", env), "--quiet"],
+            env=env,
+            cwd=workdir,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            timeout=900,
+            start_new_session=True,
+        )
+    if done.returncode != 0:
+        tail = (workdir / "ls-init.log").read_text(errors="replace").splitlines()[-20:]
+        raise SystemExit("label-studio init failed:\n" + "\n".join(tail))
+
+
+def start(executable: Path, env: dict, *, host: str, port: int, workdir: Path):
+    """`label-studio start` in its own process group; returns once it answers."""
+    argv = _argv(executable, "start", env)
+    argv += ["--no-browser", "--internal-host", host, "--port", str(port)]
     server = start_group(argv, env=env, cwd=str(workdir), log_path=str(workdir / "ls.log"))
     try:
-        wait_until_answers(host, port, "/health", seconds=600, process=server)
+        wait_until_answers(host, port, "/health", seconds=300, process=server)
     except BaseException:
         stop_group(server)
         raise

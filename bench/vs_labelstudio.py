@@ -311,11 +311,12 @@ def run_labelstudio(args, stack: contextlib.ExitStack, workdir: Path) -> Result:
         base=BASE_ENV, data_dir=workdir / "ls-data", files_root=files, database=LS_DB
     )
     started = time.perf_counter()
-    server = labelstudio.start(executable, env, host=HOST, port=args.ls_port, workdir=workdir)
-    stack.callback(stop_group, server)
-    print(f"started (migrations included) in {time.perf_counter() - started:.0f} s", flush=True)
+    labelstudio.init(executable, env, workdir=workdir)
+    print(f"initialised (migrations) in {time.perf_counter() - started:.0f} s", flush=True)
     emails = {f"{u}@bench.local": u for u in _usernames(args)}
     tokens = {emails[e]: t for e, t in labelstudio.users_create(executable, env, [*emails]).items()}
+    server = labelstudio.start(executable, env, host=HOST, port=args.ls_port, workdir=workdir)
+    stack.callback(stop_group, server)
     project = labelstudio.project_seed(HOST, args.ls_port, n_tasks=args.pairs, size=SIZE)
     driver = labelstudio.LabelStudioDriver(HOST, args.ls_port, project, tokens, SIZE)
     result = _loops("labelstudio", name, driver, args, server.pid)
