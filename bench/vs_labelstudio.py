@@ -1,0 +1,531 @@
+"""Diffmark against Label Studio, side by side on one machine, in one run.
+
+    .venv/bin/python bench/vs_labelstudio.py            # the full run (about 15 minutes)
+    .venv/bin/python bench/vs_labelstudio.py --quick    # small loops, to check the bench works
+
+Servers, all on 127.0.0.1, each against a PostgreSQL database of its own that the bench
+recreates (local server at 127.0.0.1:5432, user postgres):
+
+- Label Studio 1.23.2 as `label-studio start` runs it (Django's runserver, one process), installed
+  into its own virtualenv outside the project when missing (--ls-venv, default
+  $DIFFMARK_BENCH_LS_VENV or /tmp/ls-bench-venv); database `diffmark_bench_ls`.
+- Diffmark as `make run` serves it (`manage.py runserver`, DEBUG=1) and under gunicorn with 4
+  sync workers (DEBUG=0); database `diffmark_bench_vs`, recreated for each.
+
+Each is seeded with the same number of image-pair tasks (one real 640×480 PNG pair, overlap 1)
+and runs the same loops over its REST API: one client next → submit ×300, then 8 distinct users
+×40 started together from a barrier. The table reports client-side latency, submits/s, and the
+peak resident memory of the largest serving process while the loops run (VmRSS sampled every
+0.25 s). Diffmark's next and submit are also timed in-process (Django's test client through the
+whole middleware and DRF stack, and the bare service call), which is the "server-side" figure.
+Every server runs in its own process group and is stopped on exit, Ctrl-C or failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import os
+import platform
+import signal
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from bench import labelstudio  # noqa: E402
+from bench.common import LOCAL_POSTGRES, recreate_database  # noqa: E402
+from bench.loops import (  # noqa: E402
+    RssSampler,
+    Samples,
+    expect,
+    http_call,
+    many_users,
+    one_client,
+    percentile_ms,
+    port_is_free,
+    start_group,
+    stop_group,
+    wait_until_answers,
+)
+
+HOST = "127.0.0.1"
+SIZE = (640, 480)
+DIFFMARK_DB = LOCAL_POSTGRES + "diffmark_bench_vs"
+LS_DB = "diffmark_bench_ls"
+BASE_ENV = dict(os.environ)  # before the Diffmark settings below are added to it
+
+
+@dataclass
+class Result:
+    key: str  # labelstudio, runserver, gunicorn
+    name: str
+    single: Samples
+    crowd: Samples
+    peak_rss: float
+    notes: list[str] = field(default_factory=list)
+
+
+# --- Diffmark ----------------------------------------------------------------------------------
+
+
+def _diffmark_env(workdir: Path, *, debug: bool) -> dict[str, str]:
+    env = {k: v for k, v in BASE_ENV.items() if not k.startswith("CELERY_")}
+    return env | {
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "DATABASE_URL": DIFFMARK_DB,
+        "SECRET_KEY": "bench-only-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz",
+        "DEBUG": "1" if debug else "0",
+        "ALLOWED_HOSTS": f"{HOST},testserver",
+        "SECURE_SSL_REDIRECT": "0",
+        "SESSION_COOKIE_SECURE": "0",
+        "CSRF_COOKIE_SECURE": "0",
+        "MEDIA_ROOT": str(workdir / "media"),
+        "STATIC_ROOT": str(workdir / "static"),
+        "LOG_LEVEL": "WARNING",
+    }
+
+
+def diffmark_seed(n_pairs: int, usernames: list[str]) -> tuple[str, dict[str, str]]:
+    """A fresh database with one overlap-1 project of `n_pairs` pairs (all sharing one real image
+    pair, as imports of the same files would) and an API token per user."""
+    import django
+    from django.core.management import call_command
+    from django.db import connections
+
+    django.setup()
+    connections.close_all()
+    recreate_database(DIFFMARK_DB)
+    call_command("migrate", verbosity=0)
+    from accounts.services import token_create
+    from annotator.models import Pair
+    from annotator.services import (
+        PairInput,
+        membership_set,
+        pair_create,
+        project_create,
+        user_ensure,
+    )
+    from tests.images import edited_pair
+
+    project = project_create(slug="vs", name="Speed against Label Studio", overlap=1)
+    a, b = edited_pair(size=SIZE)
+    template = pair_create(project=project, pair_input=PairInput(a, b, external_id="p0"))
+    shared = {
+        f: getattr(template, f)
+        for f in ("image_a", "image_b", "thumb_a", "thumb_b", "width_a", "height_a")
+        + ("width_b", "height_b", "format_a", "format_b")
+    }
+    Pair.objects.bulk_create(
+        Pair(
+            project=project,
+            external_id=f"p{i}",
+            sha256_a=f"{i:064x}",
+            sha256_b=f"{i:064x}",
+            **shared,
+        )
+        for i in range(1, n_pairs)
+    )
+    tokens = {}
+    for name in usernames:
+        user = user_ensure(username=name, password="bench-only-password-1")
+        membership_set(project=project, user=user, role="annotator")
+        tokens[name] = token_create(user=user, name="bench")[1]
+    connections.close_all()  # the servers must be the only clients while they are measured
+    return project.slug, tokens
+
+
+def _answer() -> dict:
+    change = {
+        "category": "attribute",
+        "description": "The patch changed colour.",
+        "entity_a": "patch",
+        "entity_b": "patch",
+        "boxes_a": [[20, 10, 40, 30]],
+        "boxes_b": [[20, 10, 40, 30]],
+    }
+    return {"tier": "excellent", "defects": [], "time_spent_ms": 9000, "changes": [change]}
+
+
+class DiffmarkDriver:
+    """next → submit over Diffmark's public REST API (DESIGN.md), one token per user."""
+
+    def __init__(self, port: int, slug: str, tokens: dict[str, str]) -> None:
+        self.port, self.slug, self.tokens = port, slug, tokens
+
+    def _headers(self, user: str) -> dict:
+        return {"Authorization": f"Token {self.tokens[user]}", "Content-Type": "application/json"}
+
+    def lease(self, user: str) -> tuple[int | None, float]:
+        path = f"/api/v1/projects/{self.slug}/next/"
+        status, data, elapsed = http_call(HOST, self.port, "POST", path, self._headers(user))
+        if status == 204:
+            return None, elapsed
+        expect(status, data, (200,), "Diffmark next")
+        return json.loads(data)["assignment"]["id"], elapsed
+
+    def submit(self, user: str, item: int) -> float:
+        path = f"/api/v1/assignments/{item}/submit/"
+        headers = self._headers(user) | {"Idempotency-Key": f"vs-{item}"}
+        status, data, elapsed = http_call(HOST, self.port, "POST", path, headers, _answer())
+        expect(status, data, (201,), "Diffmark submit")
+        return elapsed
+
+
+def diffmark_check(slug: str, submits: int) -> list[str]:
+    """What the database holds after the loops: one annotation per submit, none over overlap."""
+    from django.db import connections
+    from django.db.models import Count
+
+    from annotator.models import Annotation
+
+    stored = Annotation.objects.filter(pair__project__slug=slug)
+    over = stored.values("pair_id").annotate(n=Count("id")).filter(n__gt=1).count()
+    note = f"{stored.count()} annotations stored for {submits} submits; pairs over overlap: {over}"
+    connections.close_all()
+    return [note]
+
+
+def run_diffmark(args, stack: contextlib.ExitStack, workdir: Path, *, gunicorn: bool) -> Result:
+    name = f"Diffmark, gunicorn ×{args.workers}" if gunicorn else "Diffmark, runserver"
+    print(f"\n== {name}", flush=True)
+    env = _diffmark_env(workdir, debug=not gunicorn)
+    os.environ.update(_diffmark_env(workdir, debug=False))
+    (workdir / "static").mkdir(exist_ok=True)
+    slug, tokens = diffmark_seed(args.pairs, _usernames(args))
+    if gunicorn:
+        argv = [str(Path(sys.executable).parent / "gunicorn"), "config.wsgi:application"]
+        argv += ["--bind", f"{HOST}:{args.port}", "--workers", str(args.workers)]
+        argv += ["--log-level", "warning"]
+    else:  # exactly what `make run` starts (DEBUG=1, the autoreloader watching the files)
+        argv = [sys.executable, "manage.py", "runserver", f"{HOST}:{args.port}"]
+    server = start_group(argv, env=env, cwd=str(ROOT), log_path=str(workdir / "diffmark.log"))
+    stack.callback(stop_group, server)
+    wait_until_answers(HOST, args.port, "/login/", seconds=120, process=server)
+    driver = DiffmarkDriver(args.port, slug, tokens)
+    result = _loops("gunicorn" if gunicorn else "runserver", name, driver, args, server.pid)
+    stop_group(server)
+    submits = 1 + len(result.single.submit) + len(result.crowd.submit)  # 1: the warm-up
+    result.notes += diffmark_check(slug, submits)
+    return result
+
+
+@dataclass
+class InProcess:
+    next_ms: list[float]
+    submit_ms: list[float]
+    service_next_ms: list[float]
+    queries_next: int
+    queries_submit: int
+
+
+def run_in_process(args, workdir: Path) -> InProcess:
+    """Diffmark's next and submit timed inside one process: Django's test client through the
+    whole stack (middleware, URL routing, DRF, token auth, view, serializer, JSON) — what a
+    server spends on a request, without the network or the client."""
+    print("\n== Diffmark in-process (server-side time)", flush=True)
+    os.environ.update(_diffmark_env(workdir, debug=False))
+    slug, tokens = diffmark_seed(args.single * 2 + 10, ["inproc"])  # warm-up, counted: +2
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    from annotator.leasing import assignment_lease_next
+    from annotator.models import Project
+    from annotator.submitting import annotation_submit
+
+    # Celery logs every eager task at INFO whatever LOG_LEVEL says; the servers write that to
+    # their log files, here it would bury the table on the terminal.
+    logging.getLogger("celery.app.trace").setLevel(logging.WARNING)
+    client = Client(HTTP_AUTHORIZATION=f"Token {tokens['inproc']}")
+    next_ms: list[float] = []
+    submit_ms: list[float] = []
+
+    def next_then_submit(key: str, timed: bool) -> None:
+        started = time.perf_counter()
+        response = client.post(f"/api/v1/projects/{slug}/next/")
+        if timed:
+            next_ms.append(time.perf_counter() - started)
+        expect(response.status_code, response.content, (200,), "in-process next")
+        path = f"/api/v1/assignments/{response.json()['assignment']['id']}/submit/"
+        started = time.perf_counter()
+        response = client.post(
+            path, _answer(), content_type="application/json", HTTP_IDEMPOTENCY_KEY=key
+        )
+        if timed:
+            submit_ms.append(time.perf_counter() - started)
+        expect(response.status_code, response.content, (201,), "in-process submit")
+
+    next_then_submit("warm-up", timed=False)  # first-request imports and caches
+    for i in range(args.single):
+        next_then_submit(f"in-{i}", timed=True)
+    # Counted apart: capturing the SQL of every statement would slow the timed rounds.
+    with CaptureQueriesContext(connection) as queries:
+        response = client.post(f"/api/v1/projects/{slug}/next/")
+    n_next = len(queries)
+    with CaptureQueriesContext(connection) as queries:
+        response = client.post(
+            f"/api/v1/assignments/{response.json()['assignment']['id']}/submit/",
+            _answer(),
+            content_type="application/json",
+            HTTP_IDEMPOTENCY_KEY="counted",
+        )
+    n_submit = len(queries)
+    expect(response.status_code, response.content, (201,), "in-process counted submit")
+    project = Project.objects.get(slug=slug)
+    user = get_user_model().objects.get(username="inproc")
+    service_next = []
+    for i in range(args.single):
+        started = time.perf_counter()
+        assignment = assignment_lease_next(project=project, user=user)
+        service_next.append(time.perf_counter() - started)
+        annotation_submit(
+            assignment_id=assignment.pk, user=user, body=_answer(), idempotency_key=f"svc-{i}"
+        )
+    connection.close()
+    return InProcess(next_ms, submit_ms, service_next, n_next, n_submit)
+
+
+# --- Label Studio ------------------------------------------------------------------------------
+
+
+def run_labelstudio(args, stack: contextlib.ExitStack, workdir: Path) -> Result:
+    name = f"Label Studio {labelstudio.VERSION}"
+    print(f"\n== {name}", flush=True)
+    executable = labelstudio.ensure_installed(Path(args.ls_venv))
+    files = workdir / "ls-files"
+    files.mkdir()
+    from tests.images import edited_pair
+
+    a, b = edited_pair(size=SIZE)
+    (files / "a.png").write_bytes(a)
+    (files / "b.png").write_bytes(b)
+    recreate_database(LOCAL_POSTGRES + LS_DB)
+    env = labelstudio.environment(
+        base=BASE_ENV, data_dir=workdir / "ls-data", files_root=files, database=LS_DB
+    )
+    started = time.perf_counter()
+    labelstudio.init(executable, env, workdir=workdir)
+    print(f"initialised (migrations) in {time.perf_counter() - started:.0f} s", flush=True)
+    emails = {f"{u}@bench.local": u for u in _usernames(args)}
+    tokens = {emails[e]: t for e, t in labelstudio.users_create(executable, env, [*emails]).items()}
+    server = labelstudio.start(executable, env, host=HOST, port=args.ls_port, workdir=workdir)
+    stack.callback(stop_group, server)
+    project = labelstudio.project_seed(HOST, args.ls_port, n_tasks=args.pairs, size=SIZE)
+    driver = labelstudio.LabelStudioDriver(HOST, args.ls_port, project, tokens, SIZE)
+    result = _loops("labelstudio", name, driver, args, server.pid)
+    stored = driver.annotations()
+    submits = 1 + len(result.single.submit) + len(result.crowd.submit)  # 1: the warm-up
+    result.notes.append(f"{stored} annotations stored for {submits} submits")
+    stop_group(server)
+    return result
+
+
+# --- the loops and the table -------------------------------------------------------------------
+
+
+def _usernames(args) -> list[str]:
+    return ["solo"] + [f"user{i}" for i in range(args.users)]
+
+
+def _loops(key: str, name: str, driver, args, pgid: int) -> Result:
+    # One request each way first, so neither side's first-request imports count as latency.
+    item, _ = driver.lease("solo")
+    if item is None:
+        raise SystemExit(f"{name}: nothing to lease after seeding")
+    driver.submit("solo", item)
+    with RssSampler(pgid) as rss:
+        single = one_client(driver, "solo", args.single)
+        print(_line("1 client", single), flush=True)
+        crowd = many_users(driver, _usernames(args)[1:], args.rounds)
+        print(_line(f"{args.users} users", crowd), flush=True)
+    result = Result(key, name, single, crowd, rss.peak)
+    for samples in (single, crowd):
+        if samples.errors:
+            result.notes.append(f"{len(samples.errors)} errors, first: {samples.errors[0]}")
+    return result
+
+
+def _line(label: str, s: Samples) -> str:
+    return (
+        f"  {label}: {len(s.next)} next p50/p95 {percentile_ms(s.next, 50):.1f}/"
+        f"{percentile_ms(s.next, 95):.1f} ms; {len(s.submit)} submit p50/p95 "
+        f"{percentile_ms(s.submit, 50):.1f}/{percentile_ms(s.submit, 95):.1f} ms; "
+        f"{s.submits_per_second:.1f} submits/s; {len(s.errors)} errors"
+    )
+
+
+def machine() -> str:
+    cpuinfo = Path("/proc/cpuinfo").read_text().splitlines()
+    cpu = next((ln.split(":", 1)[1].strip() for ln in cpuinfo if "model name" in ln), "?")
+    meminfo = Path("/proc/meminfo").read_text().splitlines()
+    mem = next(int(ln.split()[1]) for ln in meminfo if ln.startswith("MemTotal"))
+    return (
+        f"{platform.node()}: {cpu}, {os.cpu_count()} cores, {mem / 1024 / 1024:.0f} GiB, "
+        f"{platform.system()} {platform.release()}, Python {platform.python_version()}, "
+        f"PostgreSQL {_postgres_version()}, load average {os.getloadavg()[0]:.1f}"
+    )
+
+
+def _postgres_version() -> str:
+    import psycopg
+
+    with psycopg.connect(LOCAL_POSTGRES + "postgres") as conn:
+        return conn.execute("SHOW server_version").fetchone()[0].split()[0]
+
+
+def _cell(values: list[float | None], fmt: str) -> str:
+    return " / ".join("–" if v is None or v != v else fmt.format(v) for v in values)
+
+
+def table(results: list[Result], inproc: InProcess | None, args) -> str:
+    by = {r.key: r for r in results}
+    ls, rs, gu = by.get("labelstudio"), by.get("runserver"), by.get("gunicorn")
+    columns = [ls, rs, gu]
+    header = ["figure"] + [r.name if r else "(not run)" for r in columns]
+    header += ["goal", "LS ÷ runserver, LS ÷ gunicorn"]
+
+    def ratio(f, higher_is_better=False) -> str:
+        if ls is None:
+            return "–"
+        out = []
+        for r in (rs, gu):
+            if r is None or not f(r) or not f(ls):
+                out.append("–")
+            else:
+                out.append(f"{(f(r) / f(ls)) if higher_is_better else (f(ls) / f(r)):.1f}×")
+        return " / ".join(out)
+
+    def lat(attr: str):
+        return lambda r: percentile_ms(getattr(r.single, attr), 50)
+
+    rows = [
+        [f"next, 1 client, p50 / p95 (×{args.single})"]
+        + [_row2(r and r.single.next) for r in columns]
+        + ["≤ 5 / 10 ms", ratio(lat("next"))],
+        ["submit, 1 client, p50 / p95"]
+        + [_row2(r and r.single.submit) for r in columns]
+        + ["≤ 8 / 15 ms", ratio(lat("submit"))],
+        [f"{args.users} users ×{args.rounds}: submits/s"]
+        + [f"{r.crowd.submits_per_second:.1f}" if r else "–" for r in columns]
+        + ["≥ 5× Label Studio", ratio(lambda r: r.crowd.submits_per_second, True)],
+        [f"{args.users} users: next p95"]
+        + [f"{percentile_ms(r.crowd.next, 95):.0f} ms" if r else "–" for r in columns]
+        + ["≤ 40 ms", ratio(lambda r: percentile_ms(r.crowd.next, 95))],
+        ["peak RSS per serving process"]
+        + [f"{r.peak_rss:.0f} MiB" if r else "–" for r in columns]
+        + ["≤ 150 MiB", ratio(lambda r: r.peak_rss)],
+    ]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    if inproc:
+        lines += ["", *_in_process_table(inproc)]
+    return "\n".join(lines)
+
+
+def _in_process_table(inproc: InProcess) -> list[str]:
+    """Diffmark's server-side time: the same requests inside one process (DEBUG=0)."""
+    rows = [
+        ("next, Django test client (whole stack), p50 / p95", _row2(inproc.next_ms), "≤ 5 ms p50"),
+        ("submit, Django test client (whole stack), p50 / p95", _row2(inproc.submit_ms), ""),
+        ("next, service call only (no HTTP), p50 / p95", _row2(inproc.service_next_ms), ""),
+        ("queries per next / submit", f"{inproc.queries_next} / {inproc.queries_submit}", ""),
+    ]
+    lines = ["| Diffmark server-side, in-process | measured | goal |", "|---|---|---|"]
+    return lines + [f"| {a} | {b} | {c} |" for a, b, c in rows]
+
+
+def _row2(values: list[float] | None) -> str:
+    if not values:
+        return "–"
+    return f"{percentile_ms(values, 50):.1f} / {percentile_ms(values, 95):.1f} ms"
+
+
+def _stop_on_sigterm() -> None:
+    def handler(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    # SIGINT too: a shell starting the bench in the background leaves Ctrl-C's signal ignored.
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGALRM):
+        signal.signal(signum, handler)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="1 client ×30, 8 users ×5, 150 pairs")
+    parser.add_argument("--single", type=int, default=300, help="1-client next → submit rounds")
+    parser.add_argument("--users", type=int, default=8, help="distinct users released together")
+    parser.add_argument("--rounds", type=int, default=40, help="next → submit rounds per user")
+    parser.add_argument("--pairs", type=int, default=1000, help="pairs/tasks seeded in each")
+    parser.add_argument("--workers", type=int, default=4, help="gunicorn workers")
+    parser.add_argument("--port", type=int, default=8392, help="Diffmark's port")
+    parser.add_argument("--ls-port", type=int, default=8391, help="Label Studio's port")
+    parser.add_argument(
+        "--ls-venv",
+        default=os.environ.get("DIFFMARK_BENCH_LS_VENV", "/tmp/ls-bench-venv"),
+        help="Label Studio's virtualenv (created and installed into when missing)",
+    )
+    parser.add_argument(
+        "--max-minutes",
+        type=float,
+        default=60,
+        help="stop everything and give up after this long (default 60)",
+    )
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=["labelstudio", "runserver", "gunicorn", "inprocess"],
+        help="run only these (repeatable); default: all four",
+    )
+    args = parser.parse_args()
+    if args.quick:
+        args.single, args.rounds, args.pairs = 30, 5, 150
+    needed = 1 + args.single + args.users * args.rounds
+    if args.pairs < needed:
+        sys.exit(f"--pairs {args.pairs} is fewer than the {needed} the loops submit (overlap 1)")
+    for port in (args.port, args.ls_port):
+        if not port_is_free(HOST, port):
+            sys.exit(f"port {port} is taken; choose another with --port / --ls-port")
+    parts = args.only or ["labelstudio", "runserver", "gunicorn", "inprocess"]
+    _stop_on_sigterm()
+    signal.alarm(int(args.max_minutes * 60))  # SIGALRM → the same clean stop as Ctrl-C
+    print(f"machine: {machine()}", flush=True)
+    started = time.perf_counter()
+    results: list[Result] = []
+    inproc = None
+    tmp = tempfile.TemporaryDirectory(prefix="diffmark-vs-ls-")
+    with tmp, contextlib.ExitStack() as stack:
+        workdir = Path(tmp.name)
+        if "labelstudio" in parts:
+            results.append(run_labelstudio(args, stack, workdir))
+        if "runserver" in parts:
+            results.append(run_diffmark(args, stack, workdir, gunicorn=False))
+        if "gunicorn" in parts:
+            results.append(run_diffmark(args, stack, workdir, gunicorn=True))
+        if "inprocess" in parts:
+            inproc = run_in_process(args, workdir)
+    print(f"\nmachine: {machine()}")
+    print(
+        f"loops: 1 client next → submit ×{args.single}; {args.users} distinct users ×{args.rounds} "
+        f"from a barrier; overlap 1; {args.pairs} pairs each; PostgreSQL for all; "
+        f"{time.perf_counter() - started:.0f} s in all\n"
+    )
+    print(table(results, inproc, args))
+    for result in results:
+        for note in result.notes:
+            print(f"{result.name}: {note}")
+    if any(r.single.errors or r.crowd.errors for r in results):
+        sys.exit("some requests failed; the figures above are not comparable")
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except KeyboardInterrupt as exc:
+        sys.exit(f"interrupted ({exc or 'Ctrl-C'}); every server the bench started is stopped")
