@@ -82,6 +82,9 @@ MATRIX = [
     ("api:release-detail", "get", "release", _api(annotator_1=404, researcher=200)),
     ("api:release-file", "get", "release_file", _api(annotator_1=404, researcher=200)),
     ("api:release-records", "get", "release", _api(annotator_1=404, researcher=200)),
+    ("api:release-evaluations", "get", "release", _api(annotator_1=404, researcher=200)),
+    # multipart only: a JSON body is refused once the caller may score (researchers, leads)
+    ("api:release-evaluations", "post", "release", _api(annotator_1=404, researcher=415, lead=415)),
     ("api:assignment-draft", "put", "assignment", NOT_YOURS_API),
     ("api:assignment-submit", "post", "assignment", NOT_YOURS_API),
     ("api:assignment-skip", "post", "assignment", NOT_YOURS_API),
