@@ -61,6 +61,13 @@ MATRIX = [
     ("review:releases", "get", "slug", _page(researcher=200)),
     ("review:release", "get", "release", _page(annotator_1=404, researcher=200)),
     ("review:release_retry", "post", "release", _page(lead=302)),  # refused: not failed
+    # no file sent: a message and back to the release page, for those who may score
+    (
+        "review:release_evaluate",
+        "post",
+        "release",
+        _page(annotator_1=404, researcher=302, lead=302),
+    ),  # noqa: E501
     ("review:questions", "get", "slug", _page()),
     ("review:question", "post", "accepted", _page(lead=400)),  # no negatives given
     ("accounts:tokens", "get", None, _page(outsider=200, annotator_1=200, researcher=200)),

@@ -189,3 +189,44 @@ def test_the_scoring_task_runs_once(release, researcher, django_capture_on_commi
     finished = evaluation.finished_at
     again = evaluation_run(evaluation.pk)
     assert again.finished_at == finished and again.status == EvaluationStatus.READY
+
+
+def test_the_release_page_shows_the_leaderboard_with_breakdowns(
+    client, release, researcher, django_capture_on_commit_callbacks
+):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    client.force_login(researcher)
+    records, questions = release_truth(release)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            f"/review/releases/{release.pk}/evaluate/",
+            {"file": SimpleUploadedFile("p.jsonl", _perfect(release)), "model": "oracle <b>",
+             "coords": "1000"},
+        )  # fmt: skip
+    assert response.status_code == 302
+    assert response["Location"].endswith(f"/review/releases/{release.pk}/#leaderboard-h")
+    page = client.get(f"/review/releases/{release.pk}/").content.decode()
+    assert "Leaderboard" in page and "oracle &lt;b&gt;" in page
+    assert "Grounded F1 per category" in page and "Question accuracy per difficulty" in page
+    assert "descriptions scored by words ≥ 0.5" in page
+    # one chart group per category of the release, e.g. the "Object" row
+    assert page.count('class="lb-group"') >= len({r["category"] for r in records})
+
+
+def test_the_release_page_form_reports_a_refused_file(
+    client, release, researcher, django_capture_on_commit_callbacks
+):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    client.force_login(researcher)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            f"/review/releases/{release.pk}/evaluate/",
+            {"file": SimpleUploadedFile("p.jsonl", _perfect(release)), "model": "m",
+             "coords": "unit"},
+        )  # fmt: skip
+    assert response.status_code == 302
+    page = client.get(response["Location"]).content.decode()
+    assert '<span class="badge ev-failed">Failed</span> line 1: box' in page
+    assert "does not fit --coords unit" in page
