@@ -4,6 +4,7 @@ and the release's folder in storage. Reads only; nothing here writes."""
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass, field
 
 from django.core.files.storage import default_storage
@@ -14,6 +15,7 @@ from pairdiff.release.splits import DIFFICULTIES, SPLITS
 from review.models import Release
 
 log = logging.getLogger(__name__)
+_FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.DOTALL)
 
 # The files people download first, in the order they read about them; images come summarised.
 MAIN_FILES = (
@@ -38,6 +40,7 @@ def card_html(release: Release) -> SafeString | None:
     except (FileNotFoundError, OSError):
         log.warning("release %s has no README.md in storage", release.pk)
         return None
+    text = _FRONT_MATTER.sub("", text, count=1)  # the Hugging Face YAML header is for tools
     return mark_safe(MarkdownIt("js-default").render(text))  # the parser escaped all input
 
 

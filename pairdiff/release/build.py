@@ -11,6 +11,7 @@ from pairdiff.labels import normalise_label
 from pairdiff.labelstudio_export import release_tasks
 from pairdiff.release.card import agreement_stats, dataset_card, release_counts
 from pairdiff.release.coco import coco_side
+from pairdiff.release.publish import card_header
 from pairdiff.release.questions import answer_positions, hard_negatives, question_item
 from pairdiff.release.records import ReleasePair, benchmark_record, training_record
 from pairdiff.release.splits import SPLITS, SplitItem, SplitPlan, split_assign
@@ -85,15 +86,21 @@ def release_files(
         "training.jsonl": _jsonl(training_record(r) for r in records if r["split"] == "train"),
         "questions.jsonl": _jsonl(_questions(records, plan.seed, negatives or {})),
         "label_studio.json": _json(release_tasks(records)),
-        "README.md": dataset_card(
+    }
+    header = card_header(
+        files, records, licence=meta.licence, pretty_name=f"{meta.project_name} {meta.release_name}"
+    )
+    files["README.md"] = (
+        header
+        + dataset_card(
             meta=meta.as_json(),
             counts=counts,
             stats=stats,
             categories=categories,
             plan=plan.as_json(),
             notes=splits.notes,
-        ).encode(),
-    }
+        )
+    ).encode()
     return ReleaseFiles(
         files=files, records=records, counts=counts, stats=stats, notes=splits.notes
     )

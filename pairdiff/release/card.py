@@ -106,6 +106,12 @@ def dataset_card(
         "- `training.jsonl` — train split: entity → anchors → description → boxes targets",
         "- `questions.jsonl` — four-option questions with hard negatives and “no difference”",
         "- `label_studio.json` — the pairs as Label Studio tasks with their boxes",
+        "- `data/<config>/<split>-*.parquet` — Hugging Face configs benchmark, questions and "
+        "training (declared in this card's header), both images as Image columns, boxes in "
+        '[0,1000] and pixels: `datasets.load_dataset(<folder>, "questions")`',
+        "- `croissant.json` — ML Croissant metadata (`mlcroissant.Dataset(jsonld=...)`)",
+        "- `lmms_eval/` — an lmms-eval task (questions, and grounding scored by Grounded F1); "
+        "`vlmevalkit/` — the questions as VLMEvalKit multiple-choice TSVs",
         "- `images/` — the original files, byte for byte",
         "- `manifest.json` — sizes and sha256 of every file",
         "",

@@ -62,7 +62,8 @@ def _unparseable(predictions: Predictions) -> dict:
 def _grounding(records, predictions: Predictions, coords, scorer, synonyms) -> dict | None:
     if not predictions.changes:
         return None
-    splits = sorted({r["split"] for r in records if str(r["id"]) in predictions.changes})
+    named = predictions.changes.keys() | predictions.mentioned_records
+    splits = sorted({r["split"] for r in records if str(r["id"]) in named})
     scored = [r for r in records if r["split"] in splits]
     items = [
         (r, truth_changes(r, coords), predictions.changes.get(str(r["id"]), [])) for r in scored
@@ -98,7 +99,8 @@ def _grounding(records, predictions: Predictions, coords, scorer, synonyms) -> d
 def _questions(records, questions, predictions: Predictions) -> dict | None:
     if not predictions.answers:
         return None
-    splits = sorted({q.get("split", "") for q in questions if str(q["id"]) in predictions.answers})
+    named = predictions.answers.keys() | predictions.mentioned_questions
+    splits = sorted({q.get("split", "") for q in questions if str(q["id"]) in named})
     scored = [q for q in questions if q.get("split", "") in splits]
     difficulty = {r["pair_id"]: r["difficulty"] for r in records}
     difficulty_of = {str(q["id"]): difficulty.get(q.get("pair_id")) or "none" for q in scored}

@@ -67,6 +67,10 @@ class Predictions:
     answers: dict[str, str | None] = field(default_factory=dict)  # question id → letter
     lines: int = 0  # non-blank lines
     unparseable: list[tuple[int, str]] = field(default_factory=list)  # (line number, reason)
+    # Ids named on unparseable lines, by what the line answered: they still say which splits
+    # the file meant to answer, so a split whose every line is garbage is scored, not skipped.
+    mentioned_records: set[str] = field(default_factory=set)
+    mentioned_questions: set[str] = field(default_factory=set)
 
     @property
     def unparseable_count(self) -> int:
@@ -144,6 +148,11 @@ def read_predictions(
                 raise _Unreadable(f"a second {kind} for id {key!r} (first on line {first})")
         except _Unreadable as exc:
             out.unparseable.append((number, str(exc)))
+            key, kinds = reader.named
+            if "record" in kinds:
+                out.mentioned_records.add(key)
+            if "question" in kinds:
+                out.mentioned_questions.add(key)
             continue
         seen[kind, key] = number
         if kind == "question":
@@ -165,8 +174,10 @@ class _LineReader:
         self.categories = categories
         self.largest = 0.0  # largest coordinate of any ``changes`` box, for check_space
         self.boxes = 0
+        self.named: tuple[str, tuple[str, ...]] = ("", ())  # the id the last line gave
 
     def read(self, line: str, number: int) -> tuple[str, str, object]:
+        self.named = ("", ())
         try:
             row = json.loads(line)
         except ValueError as exc:
@@ -178,6 +189,11 @@ class _LineReader:
             raise _Unreadable('"id" must be a record or question id (text or integer)')
         key = str(key)
         given = [k for k in ("changes", "answer", "text") if k in row]
+        kinds = {"changes": ("record",), "answer": ("question",)}
+        self.named = (
+            key,
+            tuple(kind for g in given for kind in kinds.get(g, ("record", "question"))),
+        )
         if len(given) != 1:
             raise _Unreadable('give exactly one of "changes", "answer" or "text"')
         if given[0] == "answer":
@@ -353,6 +369,14 @@ def _letter(value: object) -> str:
     if isinstance(value, str) and value.strip().upper() in LETTERS:
         return value.strip().upper()
     raise _Unreadable(f'"answer" must be one of A, B, C, D, not {excerpt(repr(value), 40)}')
+
+
+def read_letter(text: str, options: Mapping[str, str]) -> str | None:
+    """The option letter a model's answer names, or None when it names no single option."""
+    try:
+        return _text_letter(text, options)
+    except _Unreadable:
+        return None
 
 
 def _text_letter(text: str, options: Mapping[str, str]) -> str:

@@ -289,3 +289,14 @@ def test_circular_accuracy_needs_every_rotation_right():
     assert result["accuracy"] == 0.875 and result["circular_accuracy"] == 0.75
     assert result["by_category"]["object"] == {"accuracy": 0.75, "questions": 4, "correct": 3}
     assert _score(answers[:2], recs=recs)["questions"]["circular_accuracy"] is None
+
+
+def test_a_split_whose_every_line_is_garbage_is_still_scored():
+    train = scoring_data.records("train")
+    test = [dict(r, id=f"t{r['id']}") for r in scoring_data.records("test")]
+    lines = own_answer_lines(train, [])
+    lines += [{"id": r["id"], "text": "no idea"} for r in test]
+    result = _score(lines, recs=train + test, qs=[])
+    g = result["grounding"]
+    assert g["splits"] == ["test", "train"] and g["records"] == 8
+    assert (g["recall"], g["missing"], result["unparseable"]["count"]) == (0.5, 4, 4)
