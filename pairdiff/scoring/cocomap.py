@@ -46,11 +46,14 @@ def side_map(
         gt.createIndex()
         dt = gt.loadRes(detections)
         run = COCOeval(gt, dt, "bbox")
+        # Only what AP@[.50:.95] needs (all areas, 100 detections): a quarter of the default
+        # work, the same figure as summarize()'s stats[0], computed as it does.
+        run.params.areaRng, run.params.areaRngLbl, run.params.maxDets = [[0, 1e10]], ["all"], [100]
         run.evaluate()
         run.accumulate()
-        run.summarize()
-    value = float(run.stats[0])
-    return None if value < 0 else round(value, 4)
+    precision = run.eval["precision"][:, :, :, 0, 0]
+    defined = precision[precision > -1]
+    return round(float(defined.mean()), 4) if defined.size else None
 
 
 def _ann(ann_id: int, image: int, box: Box) -> dict:
