@@ -48,11 +48,23 @@ def _change(rng: random.Random) -> dict:
     kind = rng.random()
     box_a, box_b = _box(rng), _box(rng)
     if kind < 0.15:
-        return {"category": "object", "description": f"A {entity} was added on the right.",
-                "entity_a": "", "entity_b": entity, "boxes_a": [], "boxes_b": [box_b]}
+        return {
+            "category": "object",
+            "description": f"A {entity} was added on the right.",
+            "entity_a": "",
+            "entity_b": entity,
+            "boxes_a": [],
+            "boxes_b": [box_b],
+        }
     if kind < 0.3:
-        return {"category": "object", "description": f"The {entity} was removed.",
-                "entity_a": entity, "entity_b": "", "boxes_a": [box_a], "boxes_b": []}
+        return {
+            "category": "object",
+            "description": f"The {entity} was removed.",
+            "entity_a": entity,
+            "entity_b": "",
+            "boxes_a": [box_a],
+            "boxes_b": [],
+        }
     a, b = rng.sample(COLOURS, 2)
     return {"category": rng.choice(CATEGORIES),
             "description": f"The {entity} changed from {a} to {b} near the window.",

@@ -86,21 +86,19 @@ def release_files(
         "training.jsonl": _jsonl(training_record(r) for r in records if r["split"] == "train"),
         "questions.jsonl": _jsonl(_questions(records, plan.seed, negatives or {})),
         "label_studio.json": _json(release_tasks(records)),
-    }
-    header = card_header(
-        files, records, licence=meta.licence, pretty_name=f"{meta.project_name} {meta.release_name}"
-    )
-    files["README.md"] = (
-        header
-        + dataset_card(
+        "README.md": dataset_card(
             meta=meta.as_json(),
             counts=counts,
             stats=stats,
             categories=categories,
             plan=plan.as_json(),
             notes=splits.notes,
-        )
-    ).encode()
+        ).encode(),
+    }
+    # The Hugging Face configs of the shards review.releases writes beside these files.
+    name = f"{meta.project_name} {meta.release_name}"
+    header = card_header(files, records, licence=meta.licence, pretty_name=name)
+    files["README.md"] = header.encode() + files["README.md"]
     return ReleaseFiles(
         files=files, records=records, counts=counts, stats=stats, notes=splits.notes
     )

@@ -5,7 +5,7 @@
   (``pairdiff.release.lmms_utils``), which scores with ``pairdiff.scoring``. Run lmms-eval from
   the release folder (the YAMLs name the shards by relative path), e.g.
   ``lmms-eval --include_path lmms_eval/<task> --tasks <task>_questions``.
-- VLMEvalKit: ``vlmevalkit/<name>_<split>.tsv`` per split, in its multiple-choice layout:
+- VLMEvalKit: ``vlmevalkit/<name>_<split>.tsv`` for val and test, in its multiple-choice layout:
   ``index``, ``image`` (both images, base64, as a list — VLMEvalKit's multi-image form),
   ``image_path`` (their paths in the release), ``question``, ``A``–``D``, ``answer``, plus
   ``category``, ``split`` and ``id``.
@@ -23,6 +23,7 @@ from pathlib import Path
 from pairdiff.release.hf import HF_SPLITS
 
 LETTERS = ("A", "B", "C", "D")
+EVAL_SPLITS = ("val", "test")
 
 
 def task_name(project_slug: str) -> str:
@@ -78,9 +79,11 @@ def lmms_eval_files(*, project_slug: str, splits: Mapping[str, Sequence[str]]) -
 def vlmevalkit_tsvs(
     questions: Sequence[Mapping], *, project_slug: str, read_image: Callable[[str], bytes]
 ) -> Iterator[tuple[str, bytes]]:
-    """One TSV per split with questions, one at a time (each holds its images in base64)."""
+    """One TSV per evaluation split (val, test) with questions, one at a time; each holds its
+    images in base64, VLMEvalKit's self-contained form. The train split has none: harnesses
+    evaluate, and base64 of every image would cost a third more than the images."""
     name = task_name(project_slug)
-    for split in HF_SPLITS:
+    for split in EVAL_SPLITS:
         rows = [q for q in questions if q.get("split", "train") == split]
         if not rows:
             continue
