@@ -93,6 +93,7 @@ def _figures(result: Mapping) -> dict:
         "circular_accuracy": q.get("circular_accuracy"),
         "unparseable_rate": (result.get("unparseable") or {}).get("rate"),
         "records": g.get("records"),
+        "splits": ", ".join(sorted(set(g.get("splits", [])) | set(q.get("splits", [])))),
         "questions": q.get("questions"),
     }
 

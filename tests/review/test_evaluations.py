@@ -230,3 +230,43 @@ def test_the_release_page_form_reports_a_refused_file(
     page = client.get(response["Location"]).content.decode()
     assert '<span class="badge ev-failed">Failed</span> line 1: box' in page
     assert "does not fit --coords unit" in page
+
+
+def test_an_evaluation_whose_message_was_lost_is_scored_by_the_sweep(release, researcher):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from annotator.sweeps import jobs_resend_queued
+    from review.evaluations import evaluation_create
+
+    # No capture of on-commit callbacks: inside the test's transaction the send never happens,
+    # as when the broker lost it.
+    evaluation = evaluation_create(
+        release=release, model_name="m", coords="1000", text_metric="words",
+        data=_perfect(release), user=researcher,
+    )  # fmt: skip
+    assert evaluation.status == EvaluationStatus.QUEUED
+    later = timezone.now() + timedelta(minutes=60)
+    assert jobs_resend_queued(now=later) == [evaluation.job.pk]  # eager: scored here
+    evaluation.refresh_from_db()
+    assert evaluation.status == EvaluationStatus.READY and evaluation.grounded_f1 == 1.0
+
+
+def test_a_stale_evaluation_job_fails_with_advice(release, researcher):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from annotator.jobs import job_claim
+    from annotator.sweeps import jobs_fail_stale
+    from review.evaluations import evaluation_create
+
+    evaluation = evaluation_create(
+        release=release, model_name="m", coords="1000", text_metric="words",
+        data=_perfect(release), user=researcher,
+    )  # fmt: skip
+    assert job_claim(evaluation.job)
+    assert jobs_fail_stale(now=timezone.now() + timedelta(minutes=60)) == [evaluation.job.pk]
+    evaluation.job.refresh_from_db()
+    assert "send the predictions again" in evaluation.job.message
