@@ -14,9 +14,20 @@ CHART_MODELS = 5  # the best few are compared in the charts; the table lists eve
 
 @dataclass
 class Row:
-    rank: int | None
+    rank: int | None  # within its scope; None while not scored
     evaluation: Evaluation
     figures: dict = field(default_factory=dict)  # name → value in [0, 1] or None
+    colour: int | None = None  # its colour in the charts, when charted
+
+
+@dataclass
+class Scope:
+    """Evaluations scored on the same splits: only those compare (a file answering the test
+    split alone is not ranked against one answering train and test). ``splits`` is "" for the
+    evaluations not scored (yet)."""
+
+    splits: str
+    rows: list[Row]
 
 
 @dataclass
@@ -28,27 +39,35 @@ class Chart:
 
 @dataclass
 class Board:
-    rows: list[Row]
+    scopes: list[Scope]
+    count: int
     models: list[dict]  # the charted models with their colour index, best first
+    chart_splits: str
     charts: list[Chart]
     text_metrics: list[str]
     circular: bool  # some evaluation has circular accuracy (the release ships rotations)
 
 
 def leaderboard(evaluations: Iterable[Evaluation], categories: list[Mapping]) -> Board:
-    """Ranked rows (scored ones numbered, best Grounded F1 first, as ``evaluations_of`` orders
-    them) and the charts of the best CHART_MODELS scored models."""
-    rows, rank = [], 0
+    """Scored evaluations ranked within their scope (the splits scored; best Grounded F1 first,
+    as ``evaluations_of`` orders them), the scope with most evaluations first, those not scored
+    last; charts of the best CHART_MODELS of that first scope."""
+    scopes: dict[str, list[Row]] = {}
+    waiting = []
+    count = 0
     for evaluation in evaluations:
-        scored = evaluation.status == EvaluationStatus.READY and evaluation.result
-        rank += bool(scored)
-        rows.append(
-            Row(rank if scored else None, evaluation, _figures(evaluation.result) if scored else {})
-        )
-    charted = [r for r in rows if r.rank is not None][:CHART_MODELS]
-    models = [
-        {"name": r.evaluation.model_name, "colour": i} for i, r in enumerate(charted, start=1)
-    ]
+        count += 1
+        if evaluation.status == EvaluationStatus.READY and evaluation.result:
+            figures = _figures(evaluation.result)
+            rows = scopes.setdefault(figures["splits"], [])
+            rows.append(Row(len(rows) + 1, evaluation, figures))
+        else:
+            waiting.append(Row(None, evaluation))
+    ordered = [Scope(k, v) for k, v in sorted(scopes.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
+    charted = ordered[0].rows[:CHART_MODELS] if ordered else []
+    for colour, row in enumerate(charted, start=1):
+        row.colour = colour
+    models = [{"name": r.evaluation.model_name, "colour": r.colour} for r in charted]
     names = {c["slug"]: c["name"] for c in categories}
     order = [c["slug"] for c in categories]
     charts = [
@@ -64,20 +83,22 @@ def leaderboard(evaluations: Iterable[Evaluation], categories: list[Mapping]) ->
         _chart(charted, "questions", "by_difficulty", "accuracy", {}, list(DIFFICULTIES),
                "Question accuracy per difficulty", "the difficulty of the question's pair"),
     ]  # fmt: skip
+    scored = [row for scope in ordered for row in scope.rows]
     metrics = sorted(
         {
             f"{r.evaluation.result['text_metric']['name']} ≥ "
             f"{r.evaluation.result['text_metric']['threshold']}"
-            for r in rows
-            if r.rank is not None
+            for r in scored
         }
     )
     return Board(
-        rows=rows,
+        scopes=ordered + ([Scope("", waiting)] if waiting else []),
+        count=count,
         models=models,
+        chart_splits=ordered[0].splits if ordered else "",
         charts=[c for c in charts if c.groups],
         text_metrics=metrics,
-        circular=any(r.figures.get("circular_accuracy") is not None for r in rows),
+        circular=any(r.figures.get("circular_accuracy") is not None for r in scored),
     )
 
 
@@ -106,13 +127,13 @@ def _chart(rows, part, breakdown, metric, names, order, title, note) -> Chart:
     groups = []
     for key in ranked:
         bars = []
-        for colour, row in enumerate(rows, start=1):
+        for row in rows:
             cell = ((row.evaluation.result.get(part) or {}).get(breakdown) or {}).get(key)
             value = (cell or {}).get(metric)
             bars.append(
                 {
                     "model": row.evaluation.model_name,
-                    "colour": colour,
+                    "colour": row.colour,
                     "value": value,
                     "pct": None if value is None else round(100 * value, 1),
                 }

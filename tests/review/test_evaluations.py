@@ -270,3 +270,40 @@ def test_a_stale_evaluation_job_fails_with_advice(release, researcher):
     assert jobs_fail_stale(now=timezone.now() + timedelta(minutes=60)) == [evaluation.job.pk]
     evaluation.job.refresh_from_db()
     assert "send the predictions again" in evaluation.job.message
+
+
+def test_the_leaderboard_ranks_only_evaluations_scored_on_the_same_splits():
+    from review.leaderboard import leaderboard
+
+    def scored(name, f1, splits):
+        grounding = {
+            "grounded_f1": f1,
+            "splits": splits,
+            "records": 3,
+            "by_category": {"object": {"grounded_f1": f1}},
+            "by_difficulty": {},
+        }
+        result = {"grounding": grounding, "questions": None, "unparseable": {"rate": 0.0},
+                  "text_metric": {"name": "words", "threshold": 0.5}}  # fmt: skip
+        return Evaluation(model_name=name, status=EvaluationStatus.READY, result=result)
+
+    board = leaderboard(
+        [
+            scored("test only", 1.0, ["test"]),
+            scored("all a", 0.8, ["test", "train"]),
+            scored("all b", 0.6, ["test", "train"]),
+            Evaluation(model_name="waiting", status=EvaluationStatus.QUEUED),
+        ],
+        [{"slug": "object", "name": "Object"}],
+    )
+    assert [
+        (s.splits, [(r.rank, r.evaluation.model_name) for r in s.rows]) for s in board.scopes
+    ] == [
+        ("test, train", [(1, "all a"), (2, "all b")]),
+        ("test", [(1, "test only")]),
+        ("", [(None, "waiting")]),
+    ]
+    assert [m["name"] for m in board.models] == ["all a", "all b"]
+    bars = board.charts[0].groups[0]["bars"]
+    assert [(b["model"], b["pct"]) for b in bars] == [("all a", 80.0), ("all b", 60.0)]
+    assert board.text_metrics == ["words ≥ 0.5"] and board.count == 4
