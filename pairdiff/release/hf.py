@@ -200,7 +200,16 @@ def _parquet(rows: Sequence[Mapping], columns: Mapping[str, str], read_image) ->
     )
     table = pa.Table.from_pydict(data, schema=schema)
     sink = io.BytesIO()
-    pq.write_table(table, sink, compression="zstd", row_group_size=100)
+    # Images are stored as they are: JPEG and PNG bytes do not compress, and hashing them for
+    # a dictionary would only cost time.
+    images = [name for name, kind in columns.items() if kind == "image"]
+    pq.write_table(
+        table,
+        sink,
+        compression={name: "none" if name in images else "zstd" for name in columns},
+        use_dictionary=[name for name in columns if name not in images],
+        row_group_size=100,
+    )
     return sink.getvalue()
 
 
