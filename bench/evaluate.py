@@ -139,13 +139,14 @@ def main() -> None:
     records, questions = release(args.records, args.seed)
     data = predictions(records, questions, args.seed)
     scorer = text_scorer()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     result = evaluate(records=records, questions=questions, data=data, coords="1000", scorer=scorer)
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     g, q = result["grounding"], result["questions"]
     print(f"{args.records} records + {len(questions)} questions, {len(data) / 2**20:.1f} MB "
           f"of predictions, text metric {scorer.name} ≥ {scorer.threshold}")  # fmt: skip
-    print(f"scored in {seconds:.1f} s ({(args.records + len(questions)) / seconds:,.0f} lines/s)")
+    lines = args.records + len(questions)
+    print(f"scored in {seconds:.1f} s wall, {cpu:.1f} s CPU ({lines / seconds:,.0f} lines/s)")
     print(f"grounded F1 {g['grounded_f1']}, mIoU {g['miou']}, mAP {g['map']['mean']}, "
           f"hallucination {g['hallucination_rate']}, accuracy {q['accuracy']}, "
           f"unparseable {result['unparseable']['count']}")  # fmt: skip
