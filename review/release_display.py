@@ -29,6 +29,7 @@ MAIN_FILES = (
     "label_studio.json",
 )
 IMAGES = "images/"
+SHARDS = "data/"  # Hugging Face Parquet shards, summarised like the images
 
 
 def card_html(release: Release) -> SafeString | None:
@@ -89,6 +90,8 @@ class FileListing:
     main: list[FileRow]
     images: int
     images_size: int
+    shards: int = 0
+    shards_size: int = 0
 
 
 def file_listing(release: Release) -> FileListing:
@@ -100,13 +103,18 @@ def file_listing(release: Release) -> FileListing:
             main.append(FileRow(name, entry["size"], entry["sha256"]))
         elif name == "manifest.json":  # it cannot list its own checksum; size from storage
             main.append(FileRow(name, _stored_size(f"{release.prefix}/{name}"), ""))
-    others = sorted(n for n in files if n not in MAIN_FILES and not n.startswith(IMAGES))
+    others = sorted(
+        n for n in files if n not in MAIN_FILES and not n.startswith((IMAGES, SHARDS))
+    )
     main += [FileRow(n, files[n]["size"], files[n]["sha256"]) for n in others]
     images = [entry for name, entry in files.items() if name.startswith(IMAGES)]
+    shards = [entry for name, entry in files.items() if name.startswith(SHARDS)]
     return FileListing(
         main=main,
         images=len(images),
         images_size=sum(entry["size"] for entry in images),
+        shards=len(shards),
+        shards_size=sum(entry["size"] for entry in shards),
     )
 
 

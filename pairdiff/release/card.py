@@ -111,7 +111,7 @@ def dataset_card(
         '[0,1000] and pixels: `datasets.load_dataset(<folder>, "questions")`',
         "- `croissant.json` — ML Croissant metadata (`mlcroissant.Dataset(jsonld=...)`)",
         "- `lmms_eval/` — an lmms-eval task (questions, and grounding scored by Grounded F1); "
-        "`vlmevalkit/` — the questions as VLMEvalKit multiple-choice TSVs",
+        "`vlmevalkit/` — the val and test questions as VLMEvalKit multiple-choice TSVs",
         "- `images/` — the original files, byte for byte",
         "- `manifest.json` — sizes and sha256 of every file",
         "",
