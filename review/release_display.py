@@ -103,9 +103,7 @@ def file_listing(release: Release) -> FileListing:
             main.append(FileRow(name, entry["size"], entry["sha256"]))
         elif name == "manifest.json":  # it cannot list its own checksum; size from storage
             main.append(FileRow(name, _stored_size(f"{release.prefix}/{name}"), ""))
-    others = sorted(
-        n for n in files if n not in MAIN_FILES and not n.startswith((IMAGES, SHARDS))
-    )
+    others = sorted(n for n in files if n not in MAIN_FILES and not n.startswith((IMAGES, SHARDS)))
     main += [FileRow(n, files[n]["size"], files[n]["sha256"]) for n in others]
     images = [entry for name, entry in files.items() if name.startswith(IMAGES)]
     shards = [entry for name, entry in files.items() if name.startswith(SHARDS)]
