@@ -35,7 +35,7 @@ def doc_to_text_grounding(doc: dict, lmms_eval_specific_kwargs: dict | None = No
 
 
 def process_question(doc: dict, results: list) -> dict:
-    from pairdiff.scoring.predictions import read_letter
+    from pairdiff.scoring.letters import read_letter
 
     letter = read_letter(results[0] if results else "", {k: doc[k] for k in "ABCD"})
     return {

@@ -24,24 +24,18 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from numbers import Real
 
 from pairdiff.geometry import Box, BoxError, Frame
 from pairdiff.predict import NO_VISIBLE_CHANGE
+from pairdiff.scoring.letters import LETTERS, read_letter
 from pairdiff.vlm.parse import excerpt, parse_answer
 
 COORDS = ("1000", "pixel", "unit")
-LETTERS = ("A", "B", "C", "D")
 MAX_LINE_REASONS = 200  # reported in full up to this many; the count is always exact
 _THOUSAND = Frame(1000, 1000)
-_LETTER = re.compile(
-    r"^\W*(?:(?:the\s+)?(?:correct\s+)?(?:answer|option|choice)(?:\s+is)?\s*[:\-]?\s*)?"
-    r"\(?([A-D])\)?(?:[.):\]]\s*(.*))?$",
-    re.IGNORECASE | re.DOTALL,
-)
 
 
 class PredictionsRefused(ValueError):
@@ -371,39 +365,12 @@ def _letter(value: object) -> str:
     raise _Unreadable(f'"answer" must be one of A, B, C, D, not {excerpt(repr(value), 40)}')
 
 
-def read_letter(text: str, options: Mapping[str, str]) -> str | None:
-    """The option letter a model's answer names, or None when it names no single option."""
-    try:
-        return _text_letter(text, options)
-    except _Unreadable:
-        return None
-
-
 def _text_letter(text: str, options: Mapping[str, str]) -> str:
-    """The one option a text names: a letter (``B``, ``(B)``, ``Answer: B``, ``B. <option B>``)
-    or an option's exact sentence. Anything else is unreadable, never a guess."""
-    body = text.strip()
-    match = _LETTER.match(body)
-    if match:
-        letter, rest = match.group(1).upper(), (match.group(2) or "").strip()
-        if not rest or _same(rest, options.get(letter, "")):
-            return letter
-    named = [letter for letter, option in options.items() if _same(body, option)]
-    if len(named) == 1:
-        return named[0]
-    raise _Unreadable(f"the text names no single option: {excerpt(body, 80)!r}")
+    letter = read_letter(text, options)
+    if letter is None:
+        raise _Unreadable(f"the text names no single option: {excerpt(text.strip(), 80)!r}")
+    return letter
 
 
 def _names_option(text: str, question: Mapping) -> bool:
-    try:
-        _text_letter(text, question.get("options", {}))
-    except _Unreadable:
-        return False
-    return True
-
-
-def _same(a: str, b: str) -> bool:
-    def norm(t: str) -> str:
-        return re.sub(r"[\s.!?;:,]+$", "", " ".join(t.casefold().split()))
-
-    return bool(b) and norm(a) == norm(b)
+    return read_letter(text, question.get("options", {})) is not None
