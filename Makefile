@@ -52,6 +52,7 @@ bench: install  ## figures; annotate_load needs the local PostgreSQL
 	$(BIN)/python bench/import_pairs.py --postgres
 	$(BIN)/python bench/annotate_load.py
 	$(BIN)/python bench/pixeldiff.py
+	$(BIN)/python bench/evaluate.py
 	$(BIN)/python bench/build_release.py --postgres
 	$(BIN)/python bench/day_load.py
 

@@ -151,6 +151,7 @@ class JobKind(models.TextChoices):
     PREANNOTATE = "preannotate", "Pre-annotation"
     RECOMPUTE = "recompute", "Agreement recompute"
     RELEASE = "release", "Release"
+    EVALUATE = "evaluate", "Evaluation"
 
 
 class JobStatus(models.TextChoices):

@@ -28,6 +28,7 @@ STALE_ADVICE = {
     JobKind.PREANNOTATE: "the predictions made so far are kept; start the pre-annotation again "
     "(it replaces this model's predictions)",
     JobKind.RECOMPUTE: "start the recompute again",
+    JobKind.EVALUATE: "nothing was scored; send the predictions again",
 }
 
 
@@ -101,7 +102,7 @@ def jobs_resend_queued(*, now: datetime | None = None) -> list[int]:
 
 def _task_for(job: Job) -> tuple | None:
     from annotator.tasks import import_pairs_job, preannotate_job  # tasks import this module
-    from review.tasks import build_release, recompute_agreements
+    from review.tasks import build_release, recompute_agreements, score_evaluation
 
     if job.kind == JobKind.IMPORT:
         return import_pairs_job, job.pk
@@ -111,4 +112,6 @@ def _task_for(job: Job) -> tuple | None:
         return recompute_agreements, job.pk
     if job.kind == JobKind.RELEASE and job.params.get("release"):
         return build_release, job.params["release"]
+    if job.kind == JobKind.EVALUATE and job.params.get("evaluation"):
+        return score_evaluation, job.params["evaluation"]
     return None

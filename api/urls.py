@@ -2,7 +2,17 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.permissions import AllowAny
 
-from api import annotate, auth, metrics, pairs, predictions, releases, review, views
+from api import (
+    annotate,
+    auth,
+    evaluations,
+    metrics,
+    pairs,
+    predictions,
+    releases,
+    review,
+    views,
+)
 
 app_name = "api"
 
@@ -33,6 +43,11 @@ urlpatterns = [
     path("releases/<int:pk>/", releases.release_detail, name="release-detail"),
     path("releases/<int:pk>/files/<path:name>", releases.release_file, name="release-file"),
     path("releases/<int:pk>/records/", releases.release_records, name="release-records"),
+    path(
+        "releases/<int:pk>/evaluations/",
+        evaluations.release_evaluations,
+        name="release-evaluations",
+    ),
     path("projects/<slug:slug>/next/", annotate.lease_next, name="lease-next"),
     path("assignments/<int:pk>/draft/", annotate.draft, name="assignment-draft"),
     path("assignments/<int:pk>/submit/", annotate.submit, name="assignment-submit"),

@@ -185,6 +185,10 @@ DIFFMARK_VLM_URL = env_str("DIFFMARK_VLM_URL")
 DIFFMARK_VLM_MODEL = env_str("DIFFMARK_VLM_MODEL", "Qwen/Qwen3-VL-8B-Instruct")
 DIFFMARK_VLM_API_KEY = env_str("DIFFMARK_VLM_API_KEY")
 DIFFMARK_VLM_TIMEOUT = env_int("DIFFMARK_VLM_TIMEOUT", 120)
+# Scoring: a local BERTScore model folder (with the bert-score package installed) enables
+# `evaluate --text-metric bertscore`; nothing is ever downloaded. Layers as bert-score wants.
+DIFFMARK_BERTSCORE_MODEL = env_str("DIFFMARK_BERTSCORE_MODEL")
+DIFFMARK_BERTSCORE_LAYERS = env_int("DIFFMARK_BERTSCORE_LAYERS", 17)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 
 # The cache holds the log-in and token rate limits (accounts.throttle, DRF throttles). The

@@ -101,3 +101,19 @@ class ReleaseForm(forms.Form):
                 "the difficulty ratio needs all three parts (easy, medium, hard), or none"
             )
         return tuple(parts)  # type: ignore[return-value]
+
+
+class EvaluationForm(forms.Form):
+    """Predictions to score against a release, from the release page."""
+
+    file = forms.FileField(label="Predictions (JSONL)")
+    model = forms.CharField(label="Model", max_length=100)
+    coords = forms.ChoiceField(
+        label="Box coordinates",
+        choices=[
+            ("1000", "[0, 1000] (Qwen-VL, MinCU)"),
+            ("pixel", "pixels of each image"),
+            ("unit", "[0, 1]"),
+        ],
+        initial="1000",
+    )

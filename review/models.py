@@ -197,3 +197,46 @@ class QuestionEdit(models.Model):
 
     def __str__(self) -> str:
         return f"question negatives of {self.pair}"
+
+
+class EvaluationStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    READY = "ready", "Ready"
+    FAILED = "failed", "Failed"
+
+
+class Evaluation(models.Model):
+    """A model's predictions scored against a ready release: one row of its leaderboard.
+    ``result`` is the whole output of ``pairdiff.scoring.evaluate`` (scorer and threshold
+    named); the headline figures are copied out so the leaderboard can sort on them."""
+
+    release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="evaluations")
+    model_name = models.CharField(max_length=100)
+    coords = models.CharField(max_length=8)
+    text_metric = models.CharField(max_length=16)
+    predictions = models.CharField(max_length=255)  # the uploaded file's name in storage
+    status = models.CharField(
+        max_length=16, choices=EvaluationStatus.choices, default=EvaluationStatus.QUEUED
+    )
+    job = models.ForeignKey(Job, null=True, blank=True, on_delete=models.SET_NULL)
+    result = models.JSONField(null=True, blank=True)
+    grounded_f1 = models.FloatField(null=True, blank=True)
+    accuracy = models.FloatField(null=True, blank=True)
+    message = models.TextField(blank=True)  # why it could not be scored
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(status__in=EvaluationStatus.values),
+                name="evaluation_status_valid",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.model_name} on {self.release}"

@@ -4,6 +4,7 @@ and the release's folder in storage. Reads only; nothing here writes."""
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass, field
 
 from django.core.files.storage import default_storage
@@ -14,6 +15,7 @@ from pairdiff.release.splits import DIFFICULTIES, SPLITS
 from review.models import Release
 
 log = logging.getLogger(__name__)
+_FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.DOTALL)
 
 # The files people download first, in the order they read about them; images come summarised.
 MAIN_FILES = (
@@ -28,6 +30,7 @@ MAIN_FILES = (
     "label_config.xml",
 )
 IMAGES = "images/"
+SHARDS = "data/"  # Hugging Face Parquet shards, summarised like the images
 
 
 def card_html(release: Release) -> SafeString | None:
@@ -39,6 +42,7 @@ def card_html(release: Release) -> SafeString | None:
     except (FileNotFoundError, OSError):
         log.warning("release %s has no README.md in storage", release.pk)
         return None
+    text = _FRONT_MATTER.sub("", text, count=1)  # the Hugging Face YAML header is for tools
     return mark_safe(MarkdownIt("js-default").render(text))  # the parser escaped all input
 
 
@@ -87,6 +91,8 @@ class FileListing:
     main: list[FileRow]
     images: int
     images_size: int
+    shards: int = 0
+    shards_size: int = 0
 
 
 def file_listing(release: Release) -> FileListing:
@@ -98,13 +104,16 @@ def file_listing(release: Release) -> FileListing:
             main.append(FileRow(name, entry["size"], entry["sha256"]))
         elif name == "manifest.json":  # it cannot list its own checksum; size from storage
             main.append(FileRow(name, _stored_size(f"{release.prefix}/{name}"), ""))
-    others = sorted(n for n in files if n not in MAIN_FILES and not n.startswith(IMAGES))
+    others = sorted(n for n in files if n not in MAIN_FILES and not n.startswith((IMAGES, SHARDS)))
     main += [FileRow(n, files[n]["size"], files[n]["sha256"]) for n in others]
     images = [entry for name, entry in files.items() if name.startswith(IMAGES)]
+    shards = [entry for name, entry in files.items() if name.startswith(SHARDS)]
     return FileListing(
         main=main,
         images=len(images),
         images_size=sum(entry["size"] for entry in images),
+        shards=len(shards),
+        shards_size=sum(entry["size"] for entry in shards),
     )
 
 

@@ -18,6 +18,7 @@ from annotator.models import Job, JobKind, JobStatus, Pair, PairStatus, Project
 from config.enqueue import enqueue_on_commit
 from pairdiff.geometry import Frame
 from pairdiff.release.build import ReleaseFiles, ReleaseMeta, manifest, release_files, sha256
+from pairdiff.release.publish import research_files
 from pairdiff.release.records import ReleasePair
 from pairdiff.release.splits import SplitPlan
 from review.models import QuestionEdit, Release, ReleaseRecord, ReleaseStatus
@@ -190,6 +191,16 @@ def _build(release: Release, storage: Storage, job) -> tuple[ReleaseFiles, dict]
     for name, data in built.files.items():
         _write(storage, f"{release.prefix}/{name}", data)
         files[name] = (len(data), sha256(data))
+    extras = research_files(
+        built.files,
+        built.records,
+        meta=meta.as_json(),
+        checksums={name: digest for name, (_, digest) in files.items()},
+        read_image=lambda path: _read(storage, f"{release.prefix}/{path}"),
+    )
+    for name, data in extras:  # one at a time: a Parquet shard holds its rows' images
+        _write(storage, f"{release.prefix}/{name}", data)
+        files[name] = (len(data), sha256(data))
     data = manifest(
         meta=meta, plan=plan, counts=built.counts, stats=built.stats, notes=built.notes, files=files
     )
@@ -249,6 +260,11 @@ def _edited_negatives(standing: list[Standing]) -> dict[int, list[str]]:
         "pair_id", "description", "negatives"
     )
     return {pk: negatives for pk, description, negatives in edits if firsts[pk] == description}
+
+
+def _read(storage: Storage, name: str) -> bytes:
+    with storage.open(name, "rb") as handle:
+        return handle.read()
 
 
 def _write(storage: Storage, name: str, data: bytes) -> None:

@@ -5,6 +5,7 @@ from celery import shared_task
 from annotator.jobs import job_claim
 from annotator.models import Job
 from review.agreement import agreement_compute, agreements_recompute, gold_score_compute
+from review.evaluations import evaluation_run
 from review.releases import release_build, releases_fail_stale
 from review.sweeps import review_work_resend
 
@@ -45,3 +46,9 @@ def resend_review_work() -> dict[str, int]:
 def fail_stale_releases() -> list[int]:
     """Beat: fail the release builds whose worker stopped; they can be built again."""
     return releases_fail_stale()
+
+
+@shared_task(acks_late=True)
+def score_evaluation(evaluation_id: int) -> str:
+    """Score uploaded predictions; a message sent twice scores once (the job is claimed)."""
+    return evaluation_run(evaluation_id).status

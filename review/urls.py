@@ -12,6 +12,7 @@ urlpatterns = [
     path("<slug:slug>/releases/", views_releases.releases, name="releases"),
     path("releases/<int:pk>/", views_releases.release, name="release"),
     path("releases/<int:pk>/retry/", views_releases.release_rebuild, name="release_retry"),
+    path("releases/<int:pk>/evaluate/", views_releases.release_evaluate, name="release_evaluate"),
     path("<slug:slug>/questions/", views_questions.questions, name="questions"),
     path("pairs/<int:pk>/question/", views_questions.question, name="question"),
 ]

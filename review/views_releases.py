@@ -17,8 +17,10 @@ from django.views.decorators.http import require_POST
 from annotator.models import Project, Role
 from annotator.selectors import project_role
 from review import release_display
-from review.forms import ReleaseForm
-from review.models import Release, ReleaseStatus
+from review.evaluations import EvaluationRefused, evaluation_create, evaluations_of
+from review.forms import EvaluationForm, ReleaseForm
+from review.leaderboard import leaderboard
+from review.models import EvaluationStatus, Release, ReleaseStatus
 from review.releases import ReleaseRefused, release_create, release_retry
 from review.selectors import release_may_build, release_visible, releases_visible
 from review.views import lead_project
@@ -125,5 +127,46 @@ def release(request: HttpRequest, pk: int) -> HttpResponse:
         "files": release_display.file_listing(found),
         "records_url": request.build_absolute_uri(f"{records}?split=test"),
         "api_base": request.build_absolute_uri(f"/api/v1/releases/{found.pk}/"),
+        "board": leaderboard(evaluations_of(found), found.project.categories),
+        "evaluation_form": EvaluationForm(),
     }
     return render(request, "review/release.html", context)
+
+
+def _tell_scored(request: HttpRequest, evaluation) -> None:
+    evaluation.refresh_from_db()  # without a broker it has been scored already
+    name = evaluation.model_name
+    if evaluation.status == EvaluationStatus.FAILED:
+        messages.error(request, f"{name} was not scored: {evaluation.message}")
+    elif evaluation.status == EvaluationStatus.READY:
+        messages.success(request, f"{name} is scored; it is on the leaderboard.")
+    else:
+        messages.success(request, f"{name} is being scored; it joins the leaderboard when done.")
+
+
+@require_POST
+@login_required
+def release_evaluate(request: HttpRequest, pk: int) -> HttpResponse:
+    """Score uploaded predictions against the release (researchers and leads); the result
+    joins the leaderboard when its job is done."""
+    found = release_visible(request.user, pk)
+    if found is None:
+        raise Http404("no such release")
+    form = EvaluationForm(request.POST, request.FILES)
+    if not form.is_valid():
+        messages.error(request, "Give the model a name and choose a predictions file.")
+        return redirect(f"{reverse('review:release', args=[found.pk])}#leaderboard-h")
+    try:
+        evaluation = evaluation_create(
+            release=found,
+            model_name=form.cleaned_data["model"],
+            coords=form.cleaned_data["coords"],
+            text_metric="words",
+            data=form.cleaned_data["file"].read(),
+            user=request.user,
+        )
+    except EvaluationRefused as exc:
+        messages.error(request, f"Not scored: {exc}.")
+    else:
+        _tell_scored(request, evaluation)
+    return redirect(f"{reverse('review:release', args=[found.pk])}#leaderboard-h")

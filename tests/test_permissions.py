@@ -61,6 +61,13 @@ MATRIX = [
     ("review:releases", "get", "slug", _page(researcher=200)),
     ("review:release", "get", "release", _page(annotator_1=404, researcher=200)),
     ("review:release_retry", "post", "release", _page(lead=302)),  # refused: not failed
+    # no file sent: a message and back to the release page, for those who may score
+    (
+        "review:release_evaluate",
+        "post",
+        "release",
+        _page(annotator_1=404, researcher=302, lead=302),
+    ),  # noqa: E501
     ("review:questions", "get", "slug", _page()),
     ("review:question", "post", "accepted", _page(lead=400)),  # no negatives given
     ("accounts:tokens", "get", None, _page(outsider=200, annotator_1=200, researcher=200)),
@@ -82,6 +89,9 @@ MATRIX = [
     ("api:release-detail", "get", "release", _api(annotator_1=404, researcher=200)),
     ("api:release-file", "get", "release_file", _api(annotator_1=404, researcher=200)),
     ("api:release-records", "get", "release", _api(annotator_1=404, researcher=200)),
+    ("api:release-evaluations", "get", "release", _api(annotator_1=404, researcher=200)),
+    # multipart only: a JSON body is refused once the caller may score (researchers, leads)
+    ("api:release-evaluations", "post", "release", _api(annotator_1=404, researcher=415, lead=415)),
     ("api:assignment-draft", "put", "assignment", NOT_YOURS_API),
     ("api:assignment-submit", "post", "assignment", NOT_YOURS_API),
     ("api:assignment-skip", "post", "assignment", NOT_YOURS_API),

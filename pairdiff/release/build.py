@@ -11,6 +11,7 @@ from pairdiff.labels import normalise_label
 from pairdiff.labelstudio_export import labelstudio_files
 from pairdiff.release.card import agreement_stats, dataset_card, release_counts
 from pairdiff.release.coco import coco_side
+from pairdiff.release.publish import card_header
 from pairdiff.release.questions import answer_positions, hard_negatives, question_item
 from pairdiff.release.records import ReleasePair, benchmark_record, training_record
 from pairdiff.release.splits import SPLITS, SplitItem, SplitPlan, split_assign
@@ -97,6 +98,10 @@ def release_files(
             notes=splits.notes,
         ).encode(),
     }
+    # The Hugging Face configs of the shards review.releases writes beside these files.
+    name = f"{meta.project_name} {meta.release_name}"
+    header = card_header(files, records, licence=meta.licence, pretty_name=name)
+    files["README.md"] = header.encode() + files["README.md"]
     return ReleaseFiles(
         files=files, records=records, counts=counts, stats=stats, notes=splits.notes
     )

@@ -107,6 +107,12 @@ def dataset_card(
         "- `questions.jsonl` — four-option questions with hard negatives and “no difference”",
         "- `label_studio.json` — the pairs as Label Studio tasks with their boxes, and "
         "`label_config.xml`, the labelling config that reads them",
+        "- `data/<config>/<split>-*.parquet` — Hugging Face configs benchmark, questions and "
+        "training (declared in this card's header), both images as Image columns, boxes in "
+        '[0,1000] and pixels: `datasets.load_dataset(<folder>, "questions")`',
+        "- `croissant.json` — ML Croissant metadata (`mlcroissant.Dataset(jsonld=...)`)",
+        "- `lmms_eval/` — an lmms-eval task (questions, and grounding scored by Grounded F1); "
+        "`vlmevalkit/` — the val and test questions as VLMEvalKit multiple-choice TSVs",
         "- `images/` — the original files, byte for byte",
         "- `manifest.json` — sizes and sha256 of every file",
         "",

@@ -75,7 +75,18 @@ def test_a_release_writes_every_format_and_a_manifest_of_checksums(
     manifest = json.loads(_read(release, "manifest.json"))
     assert manifest == release.manifest
     images = [f"images/{p.pk}_{side}.png" for p in accepted for side in "ab"]
-    assert sorted(manifest["files"]) == sorted([*DATA_FILES, "README.md", *images])
+    splits = sorted({r.split for r in release.records.all()}, key=["train", "val", "test"].index)
+    research = [
+        "croissant.json",
+        "lmms_eval/diffmark_cars/utils.py",
+        "lmms_eval/diffmark_cars/diffmark_cars_questions.yaml",
+        "lmms_eval/diffmark_cars/diffmark_cars_grounding.yaml",
+        "data/training/train-00000-of-00001.parquet",
+        *(f"data/{kind}/{s}-00000-of-00001.parquet" for kind in ("benchmark", "questions")
+          for s in splits),
+        *(f"vlmevalkit/diffmark_cars_{s}.tsv" for s in splits if s != "train"),
+    ]  # fmt: skip
+    assert sorted(manifest["files"]) == sorted([*DATA_FILES, "README.md", *images, *research])
     for name, entry in manifest["files"].items():
         data = _read(release, name)
         assert entry == {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
@@ -105,6 +116,9 @@ def test_the_same_seed_gives_byte_identical_data_files(
     assert second.version == 2
     for name in DATA_FILES:
         assert _read(first, name) == _read(second, name), name
+    for name in first.manifest["files"]:  # Parquet shards and TSVs too
+        if name.startswith(("data/", "vlmevalkit/", "lmms_eval/")):
+            assert _read(first, name) == _read(second, name), name
     splits = {r.pair_id: r.split for r in first.records.all()}
     assert splits != {r.pair_id: r.split for r in other.records.all()}
 

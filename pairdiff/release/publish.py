@@ -1,0 +1,42 @@
+"""The files for researchers' tools, written beside the data files of every release (pure):
+Hugging Face Parquet shards, croissant.json, an lmms-eval task and VLMEvalKit TSVs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+
+from pairdiff.release.croissant import croissant, croissant_bytes
+from pairdiff.release.harness import lmms_eval_files, vlmevalkit_tsvs
+from pairdiff.release.hf import column_types, config_rows, config_splits, hf_yaml, parquet_shards
+
+
+def card_header(
+    files: Mapping[str, bytes], records: Sequence[Mapping], *, licence: str, pretty_name: str
+) -> str:
+    """The dataset card's YAML header: the Hugging Face configs of the shards to be written."""
+    splits = config_splits(config_rows(files, records))
+    return hf_yaml(splits, licence=licence, pretty_name=pretty_name)
+
+
+def research_files(
+    files: Mapping[str, bytes],
+    records: Sequence[Mapping],
+    *,
+    meta: Mapping,
+    checksums: Mapping[str, str],
+    read_image: Callable[[str], bytes],
+) -> Iterator[tuple[str, bytes]]:
+    """``(name, bytes)`` of every file, one at a time; ``files`` are the release's data files,
+    ``checksums`` their sha256 (for croissant.json), ``read_image(path)`` an image's bytes."""
+    rows = config_rows(files, records)
+    splits = config_splits(rows)
+    yield from parquet_shards(rows, read_image=read_image)
+    yield from lmms_eval_files(project_slug=meta["project_slug"], splits=splits).items()
+    yield from vlmevalkit_tsvs(
+        rows["questions"], project_slug=meta["project_slug"], read_image=read_image
+    )
+    columns = {config: column_types(rows[config]) for config in splits}
+    yield (
+        "croissant.json",
+        croissant_bytes(croissant(meta=meta, columns=columns, checksums=checksums)),
+    )

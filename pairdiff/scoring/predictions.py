@@ -1,0 +1,376 @@
+"""A predictions JSONL → predicted changes per record and answers per question.
+
+One line per record or question::
+
+    {"id": "<record id>", "changes": [{"boxes_a": [[x1, y1, x2, y2], ...], "boxes_b": [],
+      "description": "...", "entity_a": "...", "entity_b": "...", "category": "...",
+      "confidence": 0.9}]}
+    {"id": "<question id>", "answer": "B"}
+    {"id": "...", "text": "<raw model output>", "task": "changes" | "question"}
+
+``changes`` boxes are in the declared space (``1000``: [0, 1000] of each side's image, as
+MinCU and Qwen-VL write them; ``pixel``: pixels of each side's image; ``unit``: [0, 1]); ``[]``
+is an absent side. ``text`` is read by the project's answer parser (``pairdiff.vlm.parse``: JSON or
+MinCU tokens, always [0, 1000]) or, for a question, as a single option letter; ``task`` is only
+needed where a question and a record share the id and the text is a bare letter.
+
+A line that cannot be read is *unparseable*: reported with its number and reason and scored as
+no answer — never guessed (VLMEvalKit fills those with a random option). A coordinate outside
+the declared space refuses the whole file (``PredictionsRefused``): lmms-eval scores Qwen-style
+[0, 1000] boxes as pixels and reports near-zero IoU without a word; here the mistake is named.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from numbers import Real
+
+from pairdiff.geometry import Box, BoxError, Frame
+from pairdiff.predict import NO_VISIBLE_CHANGE
+from pairdiff.scoring.letters import LETTERS, read_letter
+from pairdiff.vlm.parse import excerpt, parse_answer
+
+COORDS = ("1000", "pixel", "unit")
+MAX_LINE_REASONS = 200  # reported in full up to this many; the count is always exact
+_THOUSAND = Frame(1000, 1000)
+
+
+class PredictionsRefused(ValueError):
+    """The file cannot be scored as declared; the message names the line and what to do."""
+
+
+@dataclass(frozen=True)
+class Change:
+    """One change in the comparison space (see ``space_of``); an empty side is absent."""
+
+    boxes_a: tuple[Box, ...]
+    boxes_b: tuple[Box, ...]
+    description: str = ""
+    entity_a: str = ""
+    entity_b: str = ""
+    category: str = ""
+    confidence: float = 1.0
+
+
+@dataclass
+class Predictions:
+    changes: dict[str, list[Change]] = field(default_factory=dict)  # record id → changes
+    answers: dict[str, str | None] = field(default_factory=dict)  # question id → letter
+    lines: int = 0  # non-blank lines
+    unparseable: list[tuple[int, str]] = field(default_factory=list)  # (line number, reason)
+    # Ids named on unparseable lines, by what the line answered: they still say which splits
+    # the file meant to answer, so a split whose every line is garbage is scored, not skipped.
+    mentioned_records: set[str] = field(default_factory=set)
+    mentioned_questions: set[str] = field(default_factory=set)
+
+    @property
+    def unparseable_count(self) -> int:
+        return len(self.unparseable)
+
+
+class _Unreadable(Exception):
+    pass
+
+
+def space_of(coords: str) -> str:
+    """Where boxes are compared: [0, 1000] for ``1000`` (the release's own integers, so its
+    answers score IoU 1 exactly), else each side's pixels."""
+    return "thousand" if coords == "1000" else "pixel"
+
+
+def truth_changes(record: Mapping, coords: str) -> list[Change]:
+    """A benchmark record's changes in the comparison space of ``coords``."""
+    out = []
+    for change in record["changes"]:
+        sides = []
+        for side, size in (("a", record["size_a"]), ("b", record["size_b"])):
+            if space_of(coords) == "thousand":
+                frame = Frame(*size)
+                boxes = tuple(
+                    _thousand_box(box, px, frame)
+                    for box, px in zip(
+                        change[f"boxes_{side}"], change[f"boxes_{side}_px"], strict=True
+                    )
+                )
+            else:
+                boxes = tuple(Box(*px) for px in change[f"boxes_{side}_px"])
+            sides.append(boxes)
+        out.append(
+            Change(
+                boxes_a=sides[0],
+                boxes_b=sides[1],
+                description=change["description"],
+                entity_a=change.get("entity_a", ""),
+                entity_b=change.get("entity_b", ""),
+                category=change["category"],
+            )
+        )
+    return out
+
+
+def read_predictions(
+    data: bytes,
+    *,
+    records: Sequence[Mapping],
+    questions: Sequence[Mapping],
+    coords: str,
+) -> Predictions:
+    """Every line read, or reported unparseable; PredictionsRefused for an unusable file."""
+    if coords not in COORDS:
+        raise PredictionsRefused(f"coords must be one of {', '.join(COORDS)}, not {coords!r}")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise PredictionsRefused(f"the file is not UTF-8 text (byte {exc.start})") from exc
+    by_record = {str(r["id"]): r for r in records}
+    by_question = {str(q["id"]): q for q in questions}
+    categories = sorted({c["category"] for r in records for c in r["changes"]})
+    reader = _LineReader(by_record, by_question, coords, categories)
+    out = Predictions()
+    seen: dict[tuple[str, str], int] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        out.lines += 1
+        try:
+            kind, key, value = reader.read(line, number)
+            if (kind, key) in seen:
+                first = seen[kind, key]
+                raise _Unreadable(f"a second {kind} for id {key!r} (first on line {first})")
+        except _Unreadable as exc:
+            out.unparseable.append((number, str(exc)))
+            key, kinds = reader.named
+            if "record" in kinds:
+                out.mentioned_records.add(key)
+            if "question" in kinds:
+                out.mentioned_questions.add(key)
+            continue
+        seen[kind, key] = number
+        if kind == "question":
+            out.answers[key] = value
+        else:
+            out.changes[key] = value
+    if not out.lines:
+        raise PredictionsRefused("the predictions file has no lines")
+    if len(out.unparseable) == out.lines:
+        first = "; ".join(f"line {n}: {why}" for n, why in out.unparseable[:3])
+        raise PredictionsRefused(f"no line of the predictions file could be read ({first})")
+    reader.check_space()
+    return out
+
+
+class _LineReader:
+    def __init__(self, records, questions, coords: str, categories: Sequence[str]) -> None:
+        self.records, self.questions, self.coords = records, questions, coords
+        self.categories = categories
+        self.largest = 0.0  # largest coordinate of any ``changes`` box, for check_space
+        self.boxes = 0
+        self.named: tuple[str, tuple[str, ...]] = ("", ())  # the id the last line gave
+
+    def read(self, line: str, number: int) -> tuple[str, str, object]:
+        self.named = ("", ())
+        try:
+            row = json.loads(line)
+        except ValueError as exc:
+            raise _Unreadable(f"not JSON ({exc.msg} at column {exc.colno})") from None
+        if not isinstance(row, dict):
+            raise _Unreadable(f"a line must be a JSON object, not {type(row).__name__}")
+        key = row.get("id")
+        if isinstance(key, bool) or not isinstance(key, str | int) or key == "":
+            raise _Unreadable('"id" must be a record or question id (text or integer)')
+        key = str(key)
+        given = [k for k in ("changes", "answer", "text") if k in row]
+        kinds = {"changes": ("record",), "answer": ("question",)}
+        self.named = (
+            key,
+            tuple(kind for g in given for kind in kinds.get(g, ("record", "question"))),
+        )
+        if len(given) != 1:
+            raise _Unreadable('give exactly one of "changes", "answer" or "text"')
+        if given[0] == "answer":
+            return "question", self._question(key), _letter(row["answer"])
+        if given[0] == "changes":
+            record = self._record(key)
+            return "record", key, self._changes(row["changes"], record, number)
+        text = row["text"]
+        if not isinstance(text, str):
+            raise _Unreadable('"text" must be the model\'s output as a string')
+        task = row.get("task")
+        if task not in (None, "changes", "question"):
+            raise _Unreadable('"task" must be "changes" or "question"')
+        if task is None:
+            task = self._task_of(key, text)
+        if task == "question":
+            question = self.questions.get(key)
+            if question is None:
+                raise _Unreadable(f"no question has id {key!r}")
+            return "question", key, _text_letter(text, question.get("options", {}))
+        return "record", key, self._text_changes(text, self._record(key))
+
+    def _task_of(self, key: str, text: str) -> str:
+        in_records, in_questions = key in self.records, key in self.questions
+        if in_questions and (not in_records or _names_option(text, self.questions[key])):
+            return "question"
+        if in_records:
+            return "changes"
+        raise _Unreadable(f"no record or question has id {key!r}")
+
+    def _record(self, key: str) -> Mapping:
+        record = self.records.get(key)
+        if record is None:
+            raise _Unreadable(f"no record of the release has id {key!r}")
+        return record
+
+    def _question(self, key: str) -> str:
+        if key not in self.questions:
+            raise _Unreadable(f"no question of the release has id {key!r}")
+        return key
+
+    def _changes(self, value: object, record: Mapping, number: int) -> list[Change]:
+        if not isinstance(value, list):
+            raise _Unreadable('"changes" must be a list ([] for no change)')
+        out = []
+        for index, item in enumerate(value, start=1):
+            if not isinstance(item, dict):
+                raise _Unreadable(f"change {index} must be an object")
+            sides = [
+                self._side(item.get(f"boxes_{s}", []), record[f"size_{s}"], number, index, s)
+                for s in ("a", "b")
+            ]
+            out.append(
+                Change(
+                    boxes_a=sides[0],
+                    boxes_b=sides[1],
+                    description=_text(item, "description", index),
+                    entity_a=_text(item, "entity_a", index),
+                    entity_b=_text(item, "entity_b", index),
+                    category=_text(item, "category", index),
+                    confidence=_confidence(item.get("confidence", 1.0), index),
+                )
+            )
+        return out
+
+    def _side(self, value, size, number: int, index: int, side: str) -> tuple[Box, ...]:
+        if value is None:
+            return ()
+        if not isinstance(value, list):
+            raise _Unreadable(f"change {index}: boxes_{side} must be a list of boxes")
+        if value and all(_is_number(v) for v in value):
+            value = [value]  # one bare box
+        boxes = []
+        for box in value:
+            if not isinstance(box, list) or len(box) != 4 or not all(map(_is_number, box)):
+                raise _Unreadable(f"change {index}: a box of side {side} is not [x1, y1, x2, y2]")
+            self._in_space(box, size, number, side)
+            boxes.append(self._box(box, size, index, side))
+        return tuple(boxes)
+
+    def _in_space(self, box: list, size, number: int, side: str) -> None:
+        width, height = size
+        limits = {
+            "1000": (1000, 1000),
+            "unit": (1, 1),
+            "pixel": (width, height),
+        }[self.coords]
+        for i, value in enumerate(box):
+            limit = limits[i % 2]
+            if value < 0 or value > limit:
+                what = {"1000": "[0, 1000]", "unit": "[0, 1]", "pixel": f"{width}×{height} pixels"}
+                raise PredictionsRefused(
+                    f"line {number}: box {box} on side {side.upper()} does not fit "
+                    f"--coords {self.coords} ({what[self.coords]}); "
+                    f"declare the space the boxes are in ({' | '.join(COORDS)})"
+                )
+        self.largest = max(self.largest, *box)
+        self.boxes += 1
+
+    def _box(self, box: list, size, index: int, side: str) -> Box:
+        if self.coords == "unit":
+            width, height = size
+            box = [box[0] * width, box[1] * height, box[2] * width, box[3] * height]
+        try:
+            return Box(*box)
+        except BoxError as exc:
+            raise _Unreadable(f"change {index}, side {side}: {exc}") from None
+
+    def _text_changes(self, text: str, record: Mapping) -> list[Change]:
+        result = parse_answer(text, _THOUSAND, _THOUSAND, self.categories)
+        if not result.changes and NO_VISIBLE_CHANGE not in result.flags:
+            raise _Unreadable(f"the answer parser found no change: {result.error or 'no reason'}")
+        scale = [(1.0, 1.0), (1.0, 1.0)]
+        if space_of(self.coords) == "pixel":
+            scale = [(w / 1000, h / 1000) for w, h in (record["size_a"], record["size_b"])]
+        return [
+            Change(
+                boxes_a=tuple(_scaled(b, *scale[0]) for b in c.boxes_a),
+                boxes_b=tuple(_scaled(b, *scale[1]) for b in c.boxes_b),
+                description=c.description,
+                entity_a=c.entity_a,
+                entity_b=c.entity_b,
+                category=c.category,
+                confidence=1.0 if c.confidence is None else c.confidence,
+            )
+            for c in result.changes
+        ]
+
+    def check_space(self) -> None:
+        """Boxes declared [0, 1000] or pixels whose every coordinate is at most 1 are almost
+        surely [0, 1] coordinates: scoring them as declared would give IoU 0 everywhere."""
+        if self.coords != "unit" and self.boxes and 0 < self.largest <= 1:
+            raise PredictionsRefused(
+                f"every box coordinate is at most 1, which --coords {self.coords} cannot mean "
+                "for real boxes; these look like [0, 1] coordinates: use --coords unit"
+            )
+
+
+def _thousand_box(box: Sequence[int], px: Sequence[float], frame: Frame) -> Box:
+    """The record's [0, 1000] integers; a box under 1/1000 of the image collapses when
+    rounded, and is then taken unrounded from its pixels."""
+    if box[0] < box[2] and box[1] < box[3]:
+        return Box(*box)
+    x1, y1, x2, y2 = px
+    w, h = frame.width, frame.height
+    return Box(1000 * x1 / w, 1000 * y1 / h, 1000 * x2 / w, 1000 * y2 / h)
+
+
+def _scaled(box: Box, sx: float, sy: float) -> Box:
+    return Box(box.x1 * sx, box.y1 * sy, box.x2 * sx, box.y2 * sy)
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, Real) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _text(item: Mapping, key: str, index: int) -> str:
+    value = item.get(key, "")
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise _Unreadable(f"change {index}: {key} must be text")
+    return value
+
+
+def _confidence(value: object, index: int) -> float:
+    if not _is_number(value) or not 0 <= value <= 1:
+        raise _Unreadable(f"change {index}: confidence must be a number in [0, 1]")
+    return float(value)
+
+
+def _letter(value: object) -> str:
+    if isinstance(value, str) and value.strip().upper() in LETTERS:
+        return value.strip().upper()
+    raise _Unreadable(f'"answer" must be one of A, B, C, D, not {excerpt(repr(value), 40)}')
+
+
+def _text_letter(text: str, options: Mapping[str, str]) -> str:
+    letter = read_letter(text, options)
+    if letter is None:
+        raise _Unreadable(f"the text names no single option: {excerpt(text.strip(), 80)!r}")
+    return letter
+
+
+def _names_option(text: str, question: Mapping) -> bool:
+    return read_letter(text, question.get("options", {})) is not None

@@ -1,0 +1,203 @@
+"""Scoring a model's predictions against a ready release: the ``evaluate`` command scores in
+process, the REST endpoint queues a job; both call ``evaluation_score``."""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+
+from django.conf import settings
+from django.core.files.base import ContentFile
+from django.core.files.storage import Storage, default_storage
+from django.db import transaction
+from django.db.models import F, QuerySet
+from django.utils import timezone
+
+from annotator.jobs import job_claim, job_create, job_finish, job_start
+from annotator.models import JobKind, JobStatus
+from config.enqueue import enqueue_on_commit
+from pairdiff.scoring.evaluate import evaluate
+from pairdiff.scoring.predictions import COORDS, PredictionsRefused
+from pairdiff.scoring.text import DEFAULT, TextScorer, TextScorerUnavailable, text_scorer
+from review.models import Evaluation, EvaluationStatus, Release, ReleaseStatus
+
+log = logging.getLogger(__name__)
+
+MAX_PREDICTIONS_BYTES = 200 * 1024 * 1024
+
+
+class EvaluationRefused(ValueError):
+    """Predictions that cannot be scored as asked; ``field`` names the input at fault."""
+
+    def __init__(self, message: str, *, field: str = "") -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def evaluation_scorer(name: str = DEFAULT) -> TextScorer:
+    try:
+        return text_scorer(
+            name,
+            bertscore_model=settings.DIFFMARK_BERTSCORE_MODEL,
+            bertscore_layers=settings.DIFFMARK_BERTSCORE_LAYERS,
+        )
+    except TextScorerUnavailable as exc:
+        raise EvaluationRefused(str(exc), field="text_metric") from exc
+
+
+def release_truth(release: Release, *, storage: Storage | None = None) -> tuple[list, list]:
+    """The release's benchmark records (in order) and its questions, as the files hold them."""
+    storage = storage or default_storage
+    records = [r.data for r in release.records.order_by("position").only("data")]
+    questions = []
+    if "questions.jsonl" in (release.manifest or {}).get("files", {}):
+        with storage.open(f"{release.prefix}/questions.jsonl", "rb") as handle:
+            questions = [json.loads(line) for line in handle.read().splitlines() if line.strip()]
+    return records, questions
+
+
+def evaluation_score(
+    *, release: Release, data: bytes, coords: str, text_metric: str = DEFAULT
+) -> dict:
+    """Every metric of ``data`` (a predictions JSONL) against ``release``; EvaluationRefused
+    when the release is not ready or the file cannot be scored as declared."""
+    if release.status != ReleaseStatus.READY:
+        raise EvaluationRefused(f"release {release.name} is not ready", field="release")
+    if coords not in COORDS:
+        raise EvaluationRefused(f"coords must be one of {', '.join(COORDS)}", field="coords")
+    scorer = evaluation_scorer(text_metric)
+    records, questions = release_truth(release)
+    try:
+        result = evaluate(
+            records=records,
+            questions=questions,
+            data=data,
+            coords=coords,
+            scorer=scorer,
+            synonyms=release.project.entity_synonyms or None,
+        )
+    except PredictionsRefused as exc:
+        raise EvaluationRefused(str(exc), field="file") from exc
+    release_json = {"id": release.pk, "name": release.name, "version": release.version}
+    return {"release": release_json | {"project": release.project.slug}, **result}
+
+
+def evaluation_create(
+    *, release: Release, model_name: str, coords: str, text_metric: str, data: bytes, user=None
+) -> Evaluation:
+    """Keep the uploaded predictions and queue their scoring (a job of kind evaluate).
+    Refuses at once what would only fail later: a release not ready, a blank model name, an
+    unknown space or text metric, an empty or oversized file."""
+    model_name = (model_name or "").strip()
+    if not model_name or len(model_name) > 100:
+        raise EvaluationRefused("name the model in 1 to 100 characters", field="model")
+    if release.status != ReleaseStatus.READY:
+        raise EvaluationRefused(f"release {release.name} is not ready", field="release")
+    if coords not in COORDS:
+        raise EvaluationRefused(f"coords must be one of {', '.join(COORDS)}", field="coords")
+    evaluation_scorer(text_metric)
+    if not data.strip():
+        raise EvaluationRefused("the predictions file is empty", field="file")
+    if len(data) > MAX_PREDICTIONS_BYTES:
+        raise EvaluationRefused(
+            f"the predictions file is larger than {MAX_PREDICTIONS_BYTES // 2**20} MB",
+            field="file",
+        )
+    name = f"evaluations/{release.project.slug}/{release.pk}/{uuid.uuid4().hex}.jsonl"
+    stored = default_storage.save(name, ContentFile(data))
+    with transaction.atomic():
+        job = job_create(kind=JobKind.EVALUATE, project=release.project, user=user)
+        evaluation = Evaluation.objects.create(
+            release=release,
+            model_name=model_name,
+            coords=coords,
+            text_metric=text_metric,
+            predictions=stored,
+            job=job,
+            created_by=user,
+        )
+        job.params = {"evaluation": evaluation.pk, "release": release.pk, "model": model_name}
+        job.save(update_fields=["params"])
+        _enqueue(evaluation)
+    return evaluation
+
+
+def _enqueue(evaluation: Evaluation) -> None:
+    from review.tasks import score_evaluation
+
+    enqueue_on_commit(score_evaluation, evaluation.pk)
+
+
+def evaluation_run(evaluation_id: int) -> Evaluation:
+    """Score a queued evaluation. Safe to run twice: the job is claimed first, and a scored
+    evaluation is left alone. A refused file fails the evaluation with the reason."""
+    evaluation = Evaluation.objects.select_related("release__project", "job").get(pk=evaluation_id)
+    job = evaluation.job
+    if evaluation.status != EvaluationStatus.QUEUED or (job and not job_claim(job)):
+        return evaluation
+    if job:
+        job_start(job, total=1)
+    try:
+        with default_storage.open(evaluation.predictions, "rb") as handle:
+            data = handle.read()
+        result = evaluation_score(
+            release=evaluation.release,
+            data=data,
+            coords=evaluation.coords,
+            text_metric=evaluation.text_metric,
+        )
+    except EvaluationRefused as exc:
+        return _finish(evaluation, status=EvaluationStatus.FAILED, message=str(exc))
+    except Exception as exc:
+        log.exception("evaluation %s failed", evaluation.pk)
+        return _finish(
+            evaluation, status=EvaluationStatus.FAILED, message=f"{type(exc).__name__}: {exc}"
+        )
+    return _finish(evaluation, status=EvaluationStatus.READY, result=result)
+
+
+def _finish(
+    evaluation: Evaluation, *, status: str, result: dict | None = None, message: str = ""
+) -> Evaluation:
+    evaluation.status = status
+    evaluation.result = result
+    evaluation.message = message
+    evaluation.grounded_f1 = ((result or {}).get("grounding") or {}).get("grounded_f1")
+    evaluation.accuracy = ((result or {}).get("questions") or {}).get("accuracy")
+    evaluation.finished_at = timezone.now()
+    evaluation.save(
+        update_fields=["status", "result", "message", "grounded_f1", "accuracy", "finished_at"]
+    )
+    if evaluation.job:
+        ok = status == EvaluationStatus.READY
+        job_finish(
+            evaluation.job,
+            status=JobStatus.SUCCEEDED if ok else JobStatus.FAILED,
+            result={
+                "evaluation": evaluation.pk,
+                "grounded_f1": evaluation.grounded_f1,
+                "accuracy": evaluation.accuracy,
+            },
+            message=(
+                f"{evaluation.model_name} scored on {evaluation.release.name}."
+                if ok
+                else f"{evaluation.model_name} could not be scored: {message}"
+            ),
+        )
+    return evaluation
+
+
+def evaluations_of(release: Release) -> QuerySet[Evaluation]:
+    """The release's evaluations, best first: Grounded F1, then question accuracy, then newest;
+    ones not scored (yet) last."""
+    return (
+        Evaluation.objects.filter(release=release)
+        .select_related("job", "created_by")
+        .order_by(
+            F("grounded_f1").desc(nulls_last=True),
+            F("accuracy").desc(nulls_last=True),
+            "-created_at",
+            "-id",
+        )
+    )

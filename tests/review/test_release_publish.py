@@ -1,0 +1,205 @@
+"""Every release loads in researchers' tools: Hugging Face datasets (offline), mlcroissant,
+lmms-eval's task files, VLMEvalKit's TSV."""
+
+import base64
+import csv
+import importlib.util
+import io
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import yaml
+from django.conf import settings
+
+from pairdiff.release.splits import SplitPlan
+from review.evaluations import release_truth
+from review.models import ReleaseStatus
+from review.releases import release_build, release_register
+from tests.factories import make_accepted
+from tests.review.test_releases import _bodies
+
+
+@pytest.fixture
+def folder(project, annotator_1, annotator_2):
+    pairs = make_accepted(project, [annotator_1, annotator_2], _bodies(12))
+    plan = SplitPlan(seed=1, val_fraction=0.25, test_fraction=0.25)
+    release = release_build(release_register(project=project, name="v1", plan=plan).pk)
+    assert release.status == ReleaseStatus.READY
+    return settings.MEDIA_ROOT / release.prefix, release, pairs
+
+
+def _python(code: str, tmp_path) -> dict:
+    """Run ``code`` in a fresh interpreter, offline, with its caches in tmp; its last stdout
+    line is JSON."""
+    env = {
+        "HF_DATASETS_OFFLINE": "1",
+        "HF_HUB_OFFLINE": "1",
+        "HF_HOME": str(tmp_path / "hf"),
+        "HF_DATASETS_CACHE": str(tmp_path / "hf-cache"),
+        "PATH": "/usr/bin:/bin",
+        "PYTHONPATH": str(settings.BASE_DIR),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_the_parquet_configs_load_with_datasets_offline_and_decode_both_images(folder, tmp_path):
+    path, release, pairs = folder
+    records, questions = release_truth(release)
+    got = _python(
+        f"""
+        import json, datasets
+        out = {{}}
+        for config in ("benchmark", "questions", "training"):
+            ds = datasets.load_dataset({str(path)!r}, config)
+            out[config] = {{split: ds[split].num_rows for split in ds}}
+        bench = datasets.load_dataset({str(path)!r}, "benchmark")
+        row = next(r for split in bench for r in bench[split])
+        out["row"] = {{k: row[k] for k in ("id", "boxes_a", "boxes_a_px", "boxes_b", "entity_b")}}
+        out["image_a"] = [type(row["image_a"]).__name__, list(row["image_a"].size)]
+        out["image_b"] = list(row["image_b"].size)
+        out["features"] = {{k: str(v) for k, v in bench[next(iter(bench))].features.items()}}
+        plain = datasets.load_dataset("parquet", data_dir={str(path / "data" / "questions")!r})
+        q = next(r for split in plain for r in plain[split])
+        out["question"] = {{k: q[k] for k in ("id", "A", "B", "C", "D", "answer")}}
+        out["question_image"] = list(q["image_b"].size)
+        print(json.dumps(out))
+        """,
+        tmp_path,
+    )
+    names = {"train": "train", "val": "validation", "test": "test"}
+    per_split = {}
+    for record in records:
+        key = names[record["split"]]
+        per_split[key] = per_split.get(key, 0) + 1
+    assert got["benchmark"] == per_split and got["questions"] == per_split
+    assert got["training"] == {"train": per_split["train"]}
+    by_id = {r["id"]: r for r in records}
+    truth = by_id[got["row"]["id"]]
+    assert got["row"]["boxes_a"] == truth["boxes_a"] and got["row"]["boxes_b"] == truth["boxes_b"]
+    assert got["row"]["boxes_a_px"] == truth["boxes_a_px"]
+    assert got["row"]["entity_b"] == truth["entities"][1]
+    assert got["image_a"] == ["PngImageFile", truth["size_a"]]
+    assert got["image_b"] == truth["size_b"] and got["question_image"] == [96, 64]
+    assert got["features"]["image_a"].startswith("Image(") and "List(" in got["features"]["boxes_a"]
+    question = next(q for q in questions if q["id"] == got["question"]["id"])
+    assert got["question"] == {
+        "id": question["id"],
+        **question["options"],
+        "answer": question["answer"],
+    }
+
+
+def test_the_card_declares_one_config_per_file_kind(folder):
+    path, release, _ = folder
+    card = (path / "README.md").read_text()
+    header = yaml.safe_load(card.split("---\n")[1])
+    configs = {c["config_name"]: c["data_files"] for c in header["configs"]}
+    assert set(configs) == {"benchmark", "questions", "training"}
+    for config, files in configs.items():
+        for entry in files:
+            assert list(path.glob(entry["path"])), (config, entry)
+    assert header["license"] == "other"
+
+
+def test_croissant_validates_with_no_error_and_reads_the_records(folder, tmp_path):
+    path, release, _ = folder
+    records, questions = release_truth(release)
+    got = _python(
+        f"""
+        import json, mlcroissant as mlc
+        dataset = mlc.Dataset(jsonld={str(path / "croissant.json")!r})
+        issues = dataset.metadata.ctx.issues
+        rows = list(dataset.records("questions"))
+        bench = list(dataset.records("benchmark"))
+        print(json.dumps({{"errors": sorted(issues.errors), "questions": len(rows),
+                          "benchmark": len(bench),
+                          "image": type(rows[0]["questions/image_a"]).__name__}}))
+        """,
+        tmp_path,
+    )
+    assert got == {
+        "errors": [],
+        "questions": len(questions),
+        "benchmark": len(records),
+        "image": "PngImageFile",
+    }
+    document = json.loads((path / "croissant.json").read_text())
+    shas = {d["name"]: d.get("sha256") for d in document["distribution"]}
+    assert shas["benchmark.json"] == release.manifest["files"]["benchmark.json"]["sha256"]
+
+
+def _function_loader():
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_constructor("!function", lambda loader, node: ("function", node.value))
+    return Loader
+
+
+def test_the_lmms_eval_task_scores_with_the_project_s_scorer(folder, tmp_path):
+    path, release, _ = folder
+    records, questions = release_truth(release)
+    task = path / "lmms_eval" / "diffmark_cars"
+    config = yaml.load((task / "diffmark_cars_questions.yaml").read_text(), _function_loader())
+    assert config["task"] == "diffmark_cars_questions"
+    assert config["process_results"] == ("function", "utils.process_question")
+    pattern = next(iter(config["dataset_kwargs"]["data_files"].values()))
+    assert list(path.glob(pattern))
+    grounding = yaml.load((task / "diffmark_cars_grounding.yaml").read_text(), _function_loader())
+    assert grounding["metric_list"][0]["metric"] == "grounded_f1"
+
+    spec = importlib.util.spec_from_file_location("release_utils", task / "utils.py")
+    utils = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(utils)
+    docs = [{**q, **q["options"]} for q in questions]
+    right = [utils.process_question(d, [f"Answer: {d['answer']}"])["accuracy"] for d in docs]
+    wrong = utils.process_question(docs[0], ["A or B"])["accuracy"]
+    assert utils.aggregate_accuracy(right) == 1.0 and wrong["right"] is False
+    assert "A." in utils.doc_to_text_question(docs[0])
+
+    def doc(record):
+        return {**record, "changes": json.dumps(record["changes"])}
+
+    answers = [
+        utils.process_grounding(doc(r), [json.dumps({"changes": r["changes"]})])["grounded_f1"]
+        for r in records
+    ]
+    assert utils.aggregate_grounded_f1(answers) == 1.0
+    half = answers[: len(answers) // 2] + [
+        utils.process_grounding(doc(r), ["no idea"])["grounded_f1"]
+        for r in records[len(answers) // 2 :]
+    ]
+    assert 0 < utils.aggregate_grounded_f1(half) < 1
+
+
+def test_the_vlmevalkit_tsv_holds_both_images_and_the_options(folder):
+    path, release, pairs = folder
+    _, questions = release_truth(release)
+    test = [q for q in questions if q["split"] == "test"]
+    with open(path / "vlmevalkit" / "diffmark_cars_test.tsv", newline="") as handle:
+        rows = list(csv.DictReader(handle, delimiter="\t"))
+    assert list(rows[0]) == [
+        "index", "id", "image", "image_path", "question", "A", "B", "C", "D", "answer",
+        "category", "split",
+    ]  # fmt: skip
+    assert [r["id"] for r in rows] == [q["id"] for q in test]
+    first, question = rows[0], test[0]
+    images = eval(first["image"])  # VLMEvalKit's toliststr reads the list this way
+    assert len(images) == 2
+    assert base64.b64decode(images[0]) == (path / question["image_a"]).read_bytes()
+    assert eval(first["image_path"]) == [question["image_a"], question["image_b"]]
+    assert {k: first[k] for k in "ABCD"} == question["options"]
+    assert first["answer"] == question["answer"] and first["index"] == "0"
+    assert io.BytesIO(base64.b64decode(images[1])).read(8) == b"\x89PNG\r\n\x1a\n"
