@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from itertools import chain, zip_longest
 
 from pairdiff.labels import normalise_label
+from pairdiff.release.baselines import credit, overlap_scores, similarity_scores
+from pairdiff.release.slots import Candidate, candidates
 from pairdiff.release.question_words import (
     ADDED_REMOVED,
     AGREE,
@@ -103,6 +105,45 @@ def hard_negatives(
     if len(negatives) < n:
         raise ValueError(f"only {len(negatives)} distinct negatives could be made, not {n}")
     return negatives
+
+
+def image_negatives(
+    *, description: str, instruction: str = "", seed: int | str, n: int = 2
+) -> list[str] | None:
+    """``n`` negatives that each fill one slot of the truth (a colour, a count, a direction,
+    what happened, a quoted text…) with another value, or None when the sentence has too few.
+
+    Of the candidate sets, the one text alone gives away least wins: the truth is not the
+    option most like the others, nor (when the pair has an edit instruction) the one sharing
+    the most words with it; then negatives of the same kind of slot; then a seeded draw.
+    """
+    text = description.strip()
+    pool = [c for c in candidates(text, seed=f"{seed}") if _norm(c.sentence) != _norm(NO_DIFFERENCE)]
+    if len(pool) < n:
+        return None
+    rng = random.Random(f"{seed}:pick:{text}")
+    best: tuple[float, float] | None = None
+    chosen: list[Candidate] = []
+    for combo in _combinations(pool, n):
+        options = [text, *(c.sentence for c in combo)]
+        tells = credit(similarity_scores(options), 0)
+        if instruction.strip():
+            tells += credit(overlap_scores(options, instruction), 0)
+        kinds = {_kind(c.slot) for c in combo}
+        key = (round(tells + 0.25 * (len(kinds) - 1), 9), rng.random())
+        if best is None or key < best:
+            best, chosen = key, list(combo)
+    return [c.sentence for c in chosen]
+
+
+def _kind(slot: str) -> str:
+    return slot.split("@")[0].removeprefix("swap:")
+
+
+def _combinations(pool: Sequence[Candidate], n: int) -> Iterator[tuple[Candidate, ...]]:
+    from itertools import combinations
+
+    return combinations(pool[:24], n)
 
 
 def answer_positions(n_items: int, *, seed: int | str, n_options: int = 4) -> list[int]:
