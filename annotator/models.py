@@ -85,6 +85,8 @@ class Project(models.Model):
     gold_rate = models.FloatField(default=0.0)
     show_predictions = models.BooleanField(default=True)
     licence = models.CharField(max_length=200, blank=True)
+    # The best text-only baseline a release's questions may reach before its build is refused.
+    question_baseline_limit = models.FloatField(default=0.4)
     created_at = models.DateTimeField(auto_now_add=True)
     created_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL)
 

@@ -54,6 +54,7 @@ def releases(request: HttpRequest, slug: str) -> HttpResponse:
                 return redirect("review:releases", project.slug)
     for release in rows:
         release.split_counts = release_display.split_counts(release)
+        release.warnings = release_display.warnings(release)
     context = {
         "project": project,
         "tab": "releases",
@@ -70,7 +71,11 @@ def _build(request: HttpRequest, project: Project, form: ReleaseForm) -> Release
     """Queue the build; a refusal goes next to the name, where it is usually the name's fault."""
     try:
         release = release_create(
-            project=project, name=form.cleaned_data["name"], plan=form.plan, user=request.user
+            project=project,
+            name=form.cleaned_data["name"],
+            plan=form.plan,
+            user=request.user,
+            options=form.options,
         )
     except ReleaseRefused as exc:
         form.add_error("name", str(exc))
@@ -123,6 +128,8 @@ def release(request: HttpRequest, pk: int) -> HttpResponse:
         "levels": levels,
         "splits": splits,
         "files": release_display.file_listing(found),
+        "warnings": release_display.warnings(found),
+        "baselines": release_display.baselines(found),
         "records_url": request.build_absolute_uri(f"{records}?split=test"),
         "api_base": request.build_absolute_uri(f"/api/v1/releases/{found.pk}/"),
     }

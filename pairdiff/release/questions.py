@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from itertools import chain, zip_longest
 
 from pairdiff.labels import normalise_label
-from pairdiff.release.baselines import credit, overlap_scores, similarity_scores
-from pairdiff.release.slots import Candidate, candidates
+from pairdiff.release.baselines import similarity_scores
+from pairdiff.release.slots import Candidate, Prior, candidates
 from pairdiff.release.question_words import (
     ADDED_REMOVED,
     AGREE,
@@ -108,17 +108,29 @@ def hard_negatives(
 
 
 def image_negatives(
-    *, description: str, instruction: str = "", seed: int | str, n: int = 2
+    *,
+    description: str,
+    instruction: str = "",
+    seed: int | str,
+    prior: Prior | None = None,
+    n: int = 2,
 ) -> list[str] | None:
     """``n`` negatives that each fill one slot of the truth (a colour, a count, a direction,
     what happened, a quoted text…) with another value, or None when the sentence has too few.
+    ``prior`` (``slot_prior`` of the release's truths) makes the values look like truths.
 
-    Of the candidate sets, the one text alone gives away least wins: the truth is not the
-    option most like the others, nor (when the pair has an edit instruction) the one sharing
-    the most words with it; then negatives of the same kind of slot; then a seeded draw.
+    Of the candidate sets, the most symmetric wins: the options as alike as each other (the
+    truth is not the centre); negatives changing the same kind of slot; options of one length;
+    then a seeded draw. Values the release's truths use come first among the candidates, so
+    negatives read like truths. ``instruction`` is
+    not looked at: the edit instruction states the edit, no negative can hide from it.
     """
     text = description.strip()
-    pool = [c for c in candidates(text, seed=f"{seed}") if _norm(c.sentence) != _norm(NO_DIFFERENCE)]
+    pool = [
+        c
+        for c in candidates(text, seed=f"{seed}", prior=prior)
+        if _norm(c.sentence) != _norm(NO_DIFFERENCE)
+    ]
     if len(pool) < n:
         return None
     rng = random.Random(f"{seed}:pick:{text}")
@@ -126,11 +138,15 @@ def image_negatives(
     chosen: list[Candidate] = []
     for combo in _combinations(pool, n):
         options = [text, *(c.sentence for c in combo)]
-        tells = credit(similarity_scores(options), 0)
-        if instruction.strip():
-            tells += credit(overlap_scores(options, instruction), 0)
-        kinds = {_kind(c.slot) for c in combo}
-        key = (round(tells + 0.25 * (len(kinds) - 1), 9), rng.random())
+        # A spread, not the truth's rank: options equally alike give a text-only heuristic
+        # nothing to go on, while steering the truth away from the centre would only make it
+        # the odd one out — a tell of its own. Likewise options of exactly one length are
+        # preferred, but not "nearly as long": that would make a long truth the longest.
+        similarity = similarity_scores(options)
+        cost = max(similarity) - min(similarity)
+        cost += 0.25 * (len({_kind(c.slot) for c in combo}) - 1)
+        cost += 0.05 * (len({len(o) for o in options}) - 1)
+        key = (round(cost, 9), rng.random())
         if best is None or key < best:
             best, chosen = key, list(combo)
     return [c.sentence for c in chosen]

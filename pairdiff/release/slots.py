@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 COLOURS = (
@@ -72,6 +73,7 @@ def _pattern(kind: str) -> re.Pattern[str]:
 
 
 _PATTERNS = {kind: _pattern(kind) for kind in GROUPS}
+_LISTED_VALUES = frozenset(v for values in GROUPS.values() for v in values)
 _QUOTED = re.compile(r"'(?P<v>[^'\s][^']{0,40})'")
 _RESOLUTION = re.compile(r"\b(?P<v>(?P<w>\d{2,5})\s?[x×]\s?(?P<h>\d{2,5}))\b")
 _COUNT = re.compile(r"\b(?P<v>\d{1,3})\b(?!\s?[x×]\s?\d)(?!%)")
@@ -101,6 +103,21 @@ class Candidate:
     slot: str  # the slot key it changes, "swap:<kind>" for an exchange of two spans
 
 
+Prior = dict[str, dict[str, int]]
+
+
+def slot_prior(descriptions: Iterable[str]) -> Prior:
+    """How often each value fills each kind of slot in the true descriptions: negatives drawn
+    in these proportions look like truths to anything that reads only text."""
+    prior: Prior = {}
+    for text in descriptions:
+        for slot in find_slots(text):
+            cell = prior.setdefault(slot.kind, {})
+            value = _value_key(slot.value)
+            cell[value] = cell.get(value, 0) + 1
+    return prior
+
+
 def find_slots(text: str) -> list[Slot]:
     """Every slot of ``text``, leftmost first; a span belongs to the first kind that claims it
     (quoted text and resolutions before anything inside them)."""
@@ -128,20 +145,31 @@ def find_slots(text: str) -> list[Slot]:
     return sorted(slots, key=lambda s: s.start)
 
 
-def candidates(text: str, *, seed: str, per_slot: int = 4) -> list[Candidate]:
-    """Single-slot rewrites of ``text`` (up to ``per_slot`` per slot, seeded) and swaps of two
-    spans of one kind. None repeats a value already in the sentence or says the same thing."""
+def candidates(
+    text: str, *, seed: str, prior: Prior | None = None, per_slot: int = 4
+) -> list[Candidate]:
+    """Single-slot rewrites of ``text`` (up to ``per_slot`` per slot) and swaps of two spans of
+    one kind. Values the release's truths use come first, drawn in proportion to how often
+    they do (seeded); then made-up ones. None repeats a value already in the sentence."""
     slots = find_slots(text)
     present = {_plain(s.value) for s in slots}
+    prior = prior or {}
     found: list[Candidate] = []
     for slot in slots:
         rng = random.Random(f"{seed}:{slot.kind}:{slot.value}")
+        # A misread word tells more than another pair's word: texts are never drawn.
+        seen = {} if slot.kind == "quoted" else prior.get(slot.kind, {})
+        drawn = _weighted_order(
+            {v: n for v, n in seen.items() if v != _value_key(slot.value)}, rng
+        )
+        made = [v for v in _alternatives(slot, rng) if _value_key(v) not in seen]
         options = [
             v
-            for v in _alternatives(slot, rng)
+            for v in [*drawn, *made]
             if _plain(v) not in present
             and not _in_text(v, text)
             and _keeps_order(slot, v, slots)
+            and _fits(slot, v)
         ]
         for value in options[:per_slot]:
             found.append(Candidate(_replace(text, [(slot, value)]), slot.key))
@@ -162,6 +190,26 @@ def candidates(text: str, *, seed: str, per_slot: int = 4) -> list[Candidate]:
             seen.add(_plain(c.sentence))
             unique.append(c)
     return unique
+
+
+def _weighted_order(counts: dict[str, int], rng: random.Random) -> list[str]:
+    """Values in a seeded order where a value used n times is n times as likely to come
+    first (Efraimidis–Spirakis keys)."""
+    keyed = sorted(counts.items())
+    return [v for _, v in sorted(((rng.random() ** (1 / n), v) for v, n in keyed), reverse=True)]
+
+
+def _value_key(value: str) -> str:
+    key = " ".join(value.split())
+    return key.lower() if key.lower() in _LISTED_VALUES else key
+
+
+def _fits(slot: Slot, value: str) -> bool:
+    """A drawn value of the right shape: a count stays a number, a resolution a size."""
+    if slot.kind in ("count", "resolution"):
+        pattern = _COUNT if slot.kind == "count" else _RESOLUTION
+        return pattern.fullmatch(value) is not None and value != "0"
+    return True
 
 
 def _in_text(value: str, text: str) -> bool:
