@@ -150,9 +150,7 @@ def compare_answers(first: Answer, second: Answer, policy: AgreementPolicy) -> V
     if flagged and status == "accepted":
         status = "disputed"
     if flagged and status != "rejected":
-        messages["defects"] = (
-            f"an excellent answer is flagged {', '.join(flagged)}: a lead decides"
-        )
+        messages["defects"] = f"an excellent answer is flagged {', '.join(flagged)}: a lead decides"
     ious = [s for c in changes for side in (c.side_a, c.side_b) for _, _, s in side.matched]
     return Verdict(
         status=status,

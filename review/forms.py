@@ -69,9 +69,7 @@ class ReleaseForm(forms.Form):
         label="MinCU strict filter: two excellent answers, no defect, exactly one change",
         required=False,
     )
-    strict_no_lead = forms.BooleanField(
-        label="…and leave out pairs a lead decided", required=False
-    )
+    strict_no_lead = forms.BooleanField(label="…and leave out pairs a lead decided", required=False)
     swap_ab = forms.BooleanField(
         label="Add MinCU's A/B order-swap augmentation to half the training targets",
         required=False,
@@ -92,6 +90,9 @@ class ReleaseForm(forms.Form):
             swap_ab=data.get("swap_ab", False),
             allow_baselines=data.get("allow_baselines", False),
         )
+
+    def option_fields(self) -> list[forms.BoundField]:
+        return [self[name] for name in ("strict", "strict_no_lead", "swap_ab", "allow_baselines")]
 
     def ratio_fields(self) -> list[forms.BoundField]:
         return [self[name] for name in RATIO_FIELDS]

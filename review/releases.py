@@ -223,9 +223,7 @@ def _build(release: Release, storage: Storage, job) -> tuple[ReleaseFiles, dict]
     pairs = [release_pair(s) for s in standing]
     verified, edited = _lead_negatives(standing)
     options = ReleaseOptions.from_json(release.options)
-    built = release_files(
-        pairs, plan, meta, negatives=edited, verified=verified, options=options
-    )
+    built = release_files(pairs, plan, meta, negatives=edited, verified=verified, options=options)
     _refuse_telling_questions(built, options)
     files: dict[str, tuple[int, str]] = {}
     for done, s in enumerate(standing, start=1):

@@ -99,10 +99,14 @@ def _standing(pair: Pair, resolved: dict | None) -> Standing | None:
     annotators = 0
     if agreement is not None:
         single = agreement.annotation_1_id == agreement.annotation_2_id
-        annotations = [agreement.annotation_1] if single else [
-            agreement.annotation_1,
-            agreement.annotation_2,
-        ]
+        annotations = (
+            [agreement.annotation_1]
+            if single
+            else [
+                agreement.annotation_1,
+                agreement.annotation_2,
+            ]
+        )
         tiers = [a.tier for a in annotations]
         defects = [list(a.defects or []) for a in annotations]
         annotators = len(annotations)

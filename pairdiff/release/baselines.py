@@ -24,8 +24,39 @@ from collections.abc import Callable, Mapping, Sequence
 
 WORD = re.compile(r"[a-z0-9]+(?:['’-][a-z0-9]+)*")
 STOPWORDS = frozenset(
-    "a an the of to in on at from and or is are was were be been has have had it its this that "
-    "there now image images b make made".split()
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "from",
+        "and",
+        "or",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "has",
+        "have",
+        "had",
+        "it",
+        "its",
+        "this",
+        "that",
+        "there",
+        "now",
+        "image",
+        "images",
+        "b",
+        "make",
+        "made",
+    ]
 )
 NAMES = ("similarity", "longest", "instruction_overlap", "classifier")
 # Baselines that read only what a question carries. The edit instruction is not in a question:
@@ -106,9 +137,7 @@ class NaiveBayes:
         )
 
 
-def text_baselines(
-    questions: Sequence[Mapping], *, no_difference: str
-) -> dict[str, object]:
+def text_baselines(questions: Sequence[Mapping], *, no_difference: str) -> dict[str, object]:
     """Accuracy of every baseline, the best one, and per question which baselines pick the
     truth outright (credit 1) — the questions to fix first. ``questions`` carry ``split``,
     ``options``, ``answer``, ``id`` and (optionally) the pair's ``instruction``."""
@@ -127,8 +156,12 @@ def text_baselines(
     held = [q for q in questions if q.get("split") != "train"]
     if train and held:
         model = NaiveBayes().fit(
-            [(o, i == t) for q in train for (opts, t) in [choices(q, no_difference)]
-             for i, o in enumerate(opts)]
+            [
+                (o, i == t)
+                for q in train
+                for (opts, t) in [choices(q, no_difference)]
+                for i, o in enumerate(opts)
+            ]
         )
         credits = []
         for q in held:

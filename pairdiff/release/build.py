@@ -143,7 +143,9 @@ def _report(options, left_by_filter, questions, training, notes, counts) -> dict
     }
     warnings = list(notes)
     for item in questions.left_out:
-        warnings.append(f"question of {item['id']} (pair {item['pair_id']}) left out: {item['reason']}")
+        warnings.append(
+            f"question of {item['id']} (pair {item['pair_id']}) left out: {item['reason']}"
+        )
     for item in training.left_out:
         warnings.append(
             f"training target of {item['id']} (pair {item['pair_id']}) left out: {item['reason']}"

@@ -17,7 +17,6 @@ from itertools import chain, zip_longest
 
 from pairdiff.labels import normalise_label
 from pairdiff.release.baselines import similarity_scores
-from pairdiff.release.slots import Candidate, Prior, candidates
 from pairdiff.release.question_words import (
     ADDED_REMOVED,
     AGREE,
@@ -34,6 +33,7 @@ from pairdiff.release.question_words import (
     VALUES,
     WORD_AFTER,
 )
+from pairdiff.release.slots import Candidate, Prior, candidates
 
 NO_DIFFERENCE = "There is no difference between the two images."
 LETTERS = ("A", "B", "C", "D")

@@ -35,10 +35,27 @@ COLOURS = (
 GROUPS: dict[str, tuple[str, ...]] = {
     "event": ("disappeared", "appeared", "shrank", "grew larger"),
     "motion": ("moved", "turned", "tilted", "slid"),
-    "heading": ("up and to the left", "up and to the right", "down and to the left",
-                "down and to the right", "to the left", "to the right", "up", "down"),
-    "place": ("top left", "top right", "bottom left", "bottom right", "centre", "left", "right",
-              "top", "bottom"),
+    "heading": (
+        "up and to the left",
+        "up and to the right",
+        "down and to the left",
+        "down and to the right",
+        "to the left",
+        "to the right",
+        "up",
+        "down",
+    ),
+    "place": (
+        "top left",
+        "top right",
+        "bottom left",
+        "bottom right",
+        "centre",
+        "left",
+        "right",
+        "top",
+        "bottom",
+    ),
     "size": ("larger", "smaller", "wider", "narrower", "taller", "shorter"),
     "light": ("brighter", "darker", "warmer", "cooler"),
     "effect": ("noisy", "blurred", "grainy", "sharper", "pixelated", "smoother", "faded"),
@@ -80,8 +97,24 @@ _COUNT = re.compile(r"\b(?P<v>\d{1,3})\b(?!\s?[x×]\s?\d)(?!%)")
 _NUMBER_WORDS = ("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
 _COUNT_WORD = re.compile(r"\b(?P<v>" + "|".join(_NUMBER_WORDS) + r")\b(?=\s+\w+s\b)", re.I)
 # Letters a reader (or OCR) confuses: a text negative changes one of them.
-_LOOKALIKE = {"a": "e", "e": "a", "i": "l", "l": "i", "o": "a", "n": "m", "m": "n", "r": "n",
-              "u": "v", "t": "f", "c": "e", "s": "z", "d": "b", "b": "d", "g": "q", "h": "n"}
+_LOOKALIKE = {
+    "a": "e",
+    "e": "a",
+    "i": "l",
+    "l": "i",
+    "o": "a",
+    "n": "m",
+    "m": "n",
+    "r": "n",
+    "u": "v",
+    "t": "f",
+    "c": "e",
+    "s": "z",
+    "d": "b",
+    "b": "d",
+    "g": "q",
+    "h": "n",
+}
 _SCALES = (0.5, 0.75, 1.25, 1.5, 2.0, 0.6, 0.8)
 
 
@@ -159,9 +192,7 @@ def candidates(
         rng = random.Random(f"{seed}:{slot.kind}:{slot.value}")
         # A misread word tells more than another pair's word: texts are never drawn.
         seen = {} if slot.kind == "quoted" else prior.get(slot.kind, {})
-        drawn = _weighted_order(
-            {v: n for v, n in seen.items() if v != _value_key(slot.value)}, rng
-        )
+        drawn = _weighted_order({v: n for v, n in seen.items() if v != _value_key(slot.value)}, rng)
         made = [v for v in _alternatives(slot, rng) if _value_key(v) not in seen]
         options = [
             v
@@ -225,7 +256,9 @@ def _keeps_order(slot: Slot, value: str, slots: list[Slot]) -> bool:
     if slot.kind != "resolution":
         return True
     others = [s for s in slots if s.kind == "resolution" and s is not slot]
-    return all((_area(value) < _area(o.value)) == (_area(slot.value) < _area(o.value)) for o in others)
+    return all(
+        (_area(value) < _area(o.value)) == (_area(slot.value) < _area(o.value)) for o in others
+    )
 
 
 def _area(value: str) -> int:
@@ -272,7 +305,7 @@ def _alternatives(slot: Slot, rng: random.Random) -> list[str]:
 def _text_variants(word: str, rng: random.Random) -> list[str]:
     """Misreadings of a short text: one letter swapped for a look-alike, two neighbours
     exchanged, one letter doubled or dropped — what a model that does not read carefully says."""
-    letters = [i for i, ch in enumerate(word) if ch.lower() in _LOOKALIKE and 0 < i]
+    letters = [i for i, ch in enumerate(word) if ch.lower() in _LOOKALIKE and i > 0]
     variants = []
     for i in letters:
         new = _LOOKALIKE[word[i].lower()]

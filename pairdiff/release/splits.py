@@ -116,8 +116,10 @@ def split_assign(items: Sequence[SplitItem], plan: SplitPlan) -> Splits:
         for key in chosen:
             result.of[key] = "test"
     for split, fraction in (("val", plan.val_fraction), ("test", plan.test_fraction)):
-        asked = fraction > 0 if split == "val" or plan.test_per_category is None else (
-            plan.test_per_category > 0
+        asked = (
+            fraction > 0
+            if split == "val" or plan.test_per_category is None
+            else (plan.test_per_category > 0)
         )
         if asked and items and split not in result.of.values():
             result.notes.append(

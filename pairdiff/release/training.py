@@ -31,7 +31,12 @@ _FROM_TO = re.compile(r"\bfrom\s+(?P<x>.+?)\s+to\s+(?P<y>[^.,;]+)", re.I)
 _INSTEAD = re.compile(r"\b(?P<x>[\w'’×-]+)(?:\s+[a-z]+)?\s+instead\s+of\s+(?P<y>[\w'’×-]+)", re.I)
 _CHANGED_TO = re.compile(r"'(?P<x>[^']+)'\s+changed\s+to\s+'(?P<y>[^']+)'", re.I)
 _MOVED = re.compile(r"\b(moved|turned|slid|shifted)\s+(up|down|to the left|to the right)\b", re.I)
-_HEADING = {"up": "down", "down": "up", "to the left": "to the right", "to the right": "to the left"}
+_HEADING = {
+    "up": "down",
+    "down": "up",
+    "to the left": "to the right",
+    "to the right": "to the left",
+}
 VOCABULARY_FILE = "vocabulary.json"
 
 
@@ -101,7 +106,12 @@ def swapped_record(record: Mapping) -> dict | None:
                 "boxes_b": change["boxes_a"],
             }
         )
-    return {**record, "image_a": record["image_b"], "image_b": record["image_a"], "changes": changes}
+    return {
+        **record,
+        "image_a": record["image_b"],
+        "image_b": record["image_a"],
+        "changes": changes,
+    }
 
 
 def swap_description(text: str) -> str | None:
@@ -115,7 +125,9 @@ def swap_description(text: str) -> str | None:
             middle = text[m.end("x") : m.start("y")]
             turned = head + y + middle + x + text[m.end("y") :]
             if pattern is _INSTEAD:  # "a lower resolution: 512x512 instead of 307x307" → higher
-                turned = _WORDS.sub(lambda w: _case(w.group(0), _INVERSE[w.group(0).lower()]), turned)
+                turned = _WORDS.sub(
+                    lambda w: _case(w.group(0), _INVERSE[w.group(0).lower()]), turned
+                )
             return turned
     if _MOVED.search(text):
         return _MOVED.sub(lambda m: f"{m.group(1)} {_HEADING[m.group(2).lower()]}", text)
