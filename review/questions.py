@@ -5,11 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.db.models import QuerySet
+from django.utils import timezone
 
 from annotator.models import Pair, Project
 from pairdiff.labels import normalise_label
-from django.utils import timezone
-
 from pairdiff.release.build import question_negatives
 from pairdiff.release.question_set import release_prior
 from pairdiff.release.questions import NO_DIFFERENCE

@@ -149,9 +149,7 @@ def test_splits_follow_content_not_keys():
     """Re-importing the same pairs in another order gives them other keys, not other splits."""
     items = _items({"a": {"hard": 30}, "b": {"hard": 12}})
     content = [SplitItem(i.key, i.category, i.difficulty, f"sha-{i.key}") for i in items]
-    renumbered = [
-        SplitItem(1000 - i.key, i.category, i.difficulty, f"sha-{i.key}") for i in items
-    ]
+    renumbered = [SplitItem(1000 - i.key, i.category, i.difficulty, f"sha-{i.key}") for i in items]
     first = split_assign(content, SplitPlan(seed=4)).of
     second = split_assign(renumbered, SplitPlan(seed=4)).of
     assert {f"sha-{k}": v for k, v in first.items()} == {
