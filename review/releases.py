@@ -193,6 +193,9 @@ def release_build(release_id: int, *, storage: Storage | None = None) -> Release
                     },
                     message=f"Release {release.name} is ready: {built.counts['total']} pairs.",
                 )
+    except ReleaseRefused as exc:  # the message is meant for people as it is
+        log.warning("release %s refused: %s", release.pk, exc)
+        _release_fail(release, storage, str(exc))
     except Exception as exc:
         log.exception("release %s failed", release.pk)
         _release_fail(release, storage, f"{type(exc).__name__}: {exc}")
@@ -327,8 +330,8 @@ def _refuse_telling_questions(built: ReleaseFiles, options: ReleaseOptions) -> N
         f" and {len(named) - MAX_NAMED} more" if len(named) > MAX_NAMED else ""
     )
     raise ReleaseRefused(
-        f"the text-only baseline “{best}” answers {gate['best_accuracy']:.0%} of the questions "
-        f"without the images, above the project's limit of {gate['limit']:.0%}. Fix the "
+        f"the text-only baseline “{best}” answers {gate['best_accuracy']:.1%} of the questions "
+        f"without the images, above the project's limit of {gate['limit']:.1%}. Fix the "
         f"questions of {shown or 'the pairs it answers'} on the questions page (edit or verify "
         "their negatives), or build again with the baseline override",
         field="allow_baselines",

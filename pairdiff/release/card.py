@@ -213,7 +213,8 @@ def _report_lines(report: Mapping) -> list[str]:
         ]
         for name, result in baselines["baselines"].items():
             n = result.get("questions", 0)
-            lines.append(f"  - {name}: {_percent(result.get('accuracy'))} of {n} questions")
+            aside = "" if result.get("gated", True) else f" — {result.get('note', 'not gated')}"
+            lines.append(f"  - {name}: {_percent(result.get('accuracy'))} of {n} questions{aside}")
         lines += [
             f"- Best: {baselines.get('best') or '—'} at "
             f"{_percent(baselines.get('best_accuracy'))}; the project's limit is "

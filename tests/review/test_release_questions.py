@@ -57,7 +57,7 @@ def test_a_build_above_the_baseline_limit_is_refused_naming_the_questions(
     release = _build(project, django_capture_on_commit_callbacks)
 
     assert release.status == ReleaseStatus.FAILED
-    assert "without the images, above the project's limit of 0%" in release.message
+    assert "without the images, above the project's limit of 0.0%" in release.message
     assert "Fix the questions of " in release.message
     named = [p.external_id or f"pair-{p.pk}" for p in pairs]
     assert any(name in release.message for name in named)
