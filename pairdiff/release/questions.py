@@ -37,6 +37,7 @@ from pairdiff.release.slots import Candidate, Prior, candidates
 
 NO_DIFFERENCE = "There is no difference between the two images."
 LETTERS = ("A", "B", "C", "D")
+LENGTH_RANK = 0.3
 QUESTION = "Which sentence describes the difference between image A and image B?"
 
 
@@ -120,8 +121,9 @@ def image_negatives(
     ``prior`` (``slot_prior`` of the release's truths) makes the values look like truths.
 
     Of the candidate sets, the most symmetric wins: the options as alike as each other (the
-    truth is not the centre); negatives changing the same kind of slot; options of one length;
-    then a seeded draw. Values the release's truths use come first among the candidates, so
+    truth is not the centre); negatives changing the same kind of slot; the truth at a length
+    rank drawn per question (so it is the longest a third of the time); options of one
+    length; then a seeded draw. Values the release's truths use come first among the candidates, so
     negatives read like truths. ``instruction`` is
     not looked at: the edit instruction states the edit, no negative can hide from it.
     """
@@ -134,6 +136,9 @@ def image_negatives(
     if len(pool) < n:
         return None
     rng = random.Random(f"{seed}:pick:{text}")
+    # Where the truth should fall among the three lengths, drawn per question: over a release
+    # it is the longest a third of the time, whatever lengths its slot's values have.
+    length_rank = rng.randrange(3)
     best: tuple[float, float] | None = None
     chosen: list[Candidate] = []
     for combo in _combinations(pool, n):
@@ -145,11 +150,21 @@ def image_negatives(
         similarity = similarity_scores(options)
         cost = max(similarity) - min(similarity)
         cost += 0.25 * (len({_kind(c.slot) for c in combo}) - 1)
+        cost += LENGTH_RANK * _off_rank(options, length_rank)
         cost += 0.05 * (len({len(o) for o in options}) - 1)
         key = (round(cost, 9), rng.random())
         if best is None or key < best:
             best, chosen = key, list(combo)
     return [c.sentence for c in chosen]
+
+
+def _off_rank(options: Sequence[str], rank: int) -> float:
+    """0 when the first option (the truth) has the wanted length rank (0 shortest, 2 longest)
+    or shares its length with another, else 1."""
+    lengths = [len(o) for o in options]
+    if lengths.count(lengths[0]) > 1:
+        return 0.0
+    return float(sorted(lengths).index(lengths[0]) != rank)
 
 
 def _kind(slot: str) -> str:
