@@ -191,7 +191,8 @@ def release_build(release_id: int, *, storage: Storage | None = None) -> Release
                         "pairs": built.counts["total"],
                         **built.counts["splits"],
                     },
-                    message=f"Release {release.name} is ready: {built.counts['total']} pairs.",
+                    message=f"Release {release.name} is ready: {built.counts['total']} pairs"
+                    + _warned(built.report.get("warnings", [])),
                 )
     except ReleaseRefused as exc:  # the message is meant for people as it is
         log.warning("release %s refused: %s", release.pk, exc)
@@ -405,6 +406,12 @@ def _release_fail(release: Release, storage: Storage, message: str) -> None:
     release.status, release.message = ReleaseStatus.FAILED, message
     if release.job:
         job_finish(release.job, status=JobStatus.FAILED, message=message)
+
+
+def _warned(warnings: list[str]) -> str:
+    if not warnings:
+        return "."
+    return f", with {len(warnings)} warning{'s' if len(warnings) > 1 else ''}: {warnings[0]}"
 
 
 def _ratio(value) -> tuple[int, int, int] | None:

@@ -88,6 +88,13 @@ def _tell_status(request: HttpRequest, release: Release) -> None:
     release.refresh_from_db()  # without a broker the build has run already
     if release.status == ReleaseStatus.FAILED:
         messages.error(request, f"Release {release.name} failed: {release.message}")
+    elif release.status == ReleaseStatus.READY and release_display.warnings(release):
+        n = len(release_display.warnings(release))
+        messages.warning(
+            request,
+            f"Release {release.name} is ready, with {n} warning{'s' if n > 1 else ''}: "
+            "see where it differs from its plan below.",
+        )
     elif release.status == ReleaseStatus.READY:
         messages.success(request, f"Release {release.name} is ready.")
     else:
