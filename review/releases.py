@@ -330,11 +330,16 @@ def _refuse_telling_questions(built: ReleaseFiles, options: ReleaseOptions) -> N
     shown = ", ".join(named[:MAX_NAMED]) + (
         f" and {len(named) - MAX_NAMED} more" if len(named) > MAX_NAMED else ""
     )
+    fix = (
+        f"Fix the questions of {shown} on the questions page (edit or verify their negatives)"
+        if named
+        else "No question stands out (the baseline is at chance on every one): "
+        "the limit is below chance"
+    )
     raise ReleaseRefused(
         f"the text-only baseline “{best}” answers {gate['best_accuracy']:.1%} of the questions "
-        f"without the images, above the project's limit of {gate['limit']:.1%}. Fix the "
-        f"questions of {shown or 'the pairs it answers'} on the questions page (edit or verify "
-        "their negatives), or build again with the baseline override",
+        f"without the images, above the project's limit of {gate['limit']:.1%}. {fix}, or "
+        "build again with the baseline override",
         field="allow_baselines",
     )
 

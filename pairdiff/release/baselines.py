@@ -141,8 +141,9 @@ class NaiveBayes:
 
 def text_baselines(questions: Sequence[Mapping], *, no_difference: str) -> dict[str, object]:
     """Accuracy of every baseline, the best one, and per question which baselines pick the
-    truth outright (credit 1) — the questions to fix first. ``questions`` carry ``split``,
-    ``options``, ``answer``, ``id`` and (optionally) the pair's ``instruction``."""
+    truth outright or between two (credit ≥ 1/2) — the questions to fix first. ``questions``
+    carry ``split``, ``options``, ``answer``, ``id`` and (optionally) the pair's
+    ``instruction``."""
     results: dict[str, dict] = {}
     telling: dict[str, list[str]] = {}
     for name, scorer in HEURISTICS.items():
@@ -151,7 +152,7 @@ def text_baselines(questions: Sequence[Mapping], *, no_difference: str) -> dict[
             options, truth = choices(q, no_difference)
             c = credit(scorer(options, q), truth)
             credits.append(c)
-            if c == 1.0:
+            if c >= 0.5:
                 telling.setdefault(str(q["id"]), []).append(name)
         results[name] = _accuracy(credits)
     train = [q for q in questions if q.get("split") == "train"]
@@ -170,7 +171,7 @@ def text_baselines(questions: Sequence[Mapping], *, no_difference: str) -> dict[
             options, truth = choices(q, no_difference)
             c = credit([model.score(o) for o in options], truth)
             credits.append(c)
-            if c == 1.0:
+            if c >= 0.5:
                 telling.setdefault(str(q["id"]), []).append("classifier")
         results["classifier"] = {**_accuracy(credits), "trained_on": len(train)}
     else:
