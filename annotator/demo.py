@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -16,7 +17,7 @@ from annotator.services import (
     project_create,
     user_ensure,
 )
-from pairdiff.synth import SynthPair, iter_pairs
+from pairdiff.synth import EDIT_KINDS, SynthPair, make_pair
 from review.services import gold_answer_set
 
 DEMO_SLUG = "demo"
@@ -52,15 +53,33 @@ def demo_seed(
         passwords[username] = demo_password(username)
         user = user_ensure(username=username, password=passwords[username])
         membership_set(project=project, user=user, role=role)
-    existing = set(project.pairs.values_list("external_id", flat=True))
-    created = 0
-    for index, synth in enumerate(iter_pairs(pairs, seed=seed), start=1):
-        if synth.key not in existing:
+    rows = project.pairs.values_list("external_id", "sha256_a", "sha256_b")
+    existing = {key for key, _, _ in rows}
+    images = {(a, b) for _, a, b in rows}
+    created = have = 0
+    # A generated pair whose images repeat an earlier one (a short cycle of an edit's sources)
+    # is skipped and the series goes on, so any --pairs gives that many distinct pairs.
+    for index in range(pairs * 2 + len(EDIT_KINDS)):
+        if have == pairs:
+            break
+        synth = make_pair(index, seed)
+        if synth.key in existing:
+            have += 1
+        else:
+            digests = (_sha256(synth.image_a), _sha256(synth.image_b))
+            if digests in images:
+                continue
             _store(project, synth)
+            images.add(digests)
             created += 1
+            have += 1
         if progress:
-            progress(index, pairs)
+            progress(have, pairs)
     return DemoReport(project=project, created_pairs=created, passwords=passwords)
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 def _project() -> Project:

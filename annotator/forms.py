@@ -85,6 +85,16 @@ class ProjectForm(forms.ModelForm):
         help_text="Percent of each annotator's queue drawn from gold pairs (0–100).",
     )
 
+    baseline_percent = forms.FloatField(
+        label="Text-only baseline limit (%)",
+        required=False,  # blank keeps the project's limit
+        min_value=0,
+        max_value=100,
+        initial=40,
+        help_text="A release is refused when a baseline that never looks at the images answers "
+        "more of its questions than this (a lead may override). Chance is 33 %.",
+    )
+
     class Meta:
         model = Project
         fields = [
@@ -129,6 +139,9 @@ class ProjectForm(forms.ModelForm):
             self.fields["vocabulary_text"].initial = "\n".join(project.entity_vocabulary)
             self.fields["synonyms_text"].initial = synonyms_text(project.entity_synonyms)
             self.fields["gold_percent"].initial = round(project.gold_rate * 100, 2)
+            self.fields["baseline_percent"].initial = round(
+                project.question_baseline_limit * 100, 2
+            )
         # The agreement policy as it was, to tell whether verdicts must be recomputed.
         self._policy_before = self._policy(project)
 
@@ -230,6 +243,8 @@ class ProjectForm(forms.ModelForm):
         project.entity_vocabulary = data["vocabulary_text"]
         project.entity_synonyms = data["synonyms_text"]
         project.gold_rate = round(data["gold_percent"] / 100, 4)
+        if data.get("baseline_percent") is not None:
+            project.question_baseline_limit = round(data["baseline_percent"] / 100, 4)
 
 
 # --- members ---------------------------------------------------------------------------------

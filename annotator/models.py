@@ -98,6 +98,8 @@ class Project(models.Model):
     # The Label Studio config, the mapping read from it and the lead's value mapping of the
     # last import ({} when none): releases write label_studio.json in those names.
     labelstudio = models.JSONField(default=dict, blank=True)
+    # The best text-only baseline a release's questions may reach before its build is refused.
+    question_baseline_limit = models.FloatField(default=0.4)
     created_at = models.DateTimeField(auto_now_add=True)
     created_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL)
 

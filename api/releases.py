@@ -23,6 +23,7 @@ from api.errors import error_response
 from api.pagination import PAGE, paginated
 from api.pairs import JobSerializer, job_started
 from api.parsers import query_text
+from pairdiff.release.options import ReleaseOptions
 from pairdiff.release.splits import DIFFICULTIES, SPLITS, SplitPlan, SplitPlanInvalid
 from review.models import Release
 from review.releases import ReleaseRefused, release_create
@@ -43,6 +44,7 @@ class ReleaseSerializer(serializers.ModelSerializer):
             "version",
             "status",
             "plan",
+            "options",
             "counts",
             "message",
             "created_at",
@@ -79,6 +81,20 @@ class ReleaseCreateSerializer(serializers.Serializer):
         allow_null=True,
         help_text="test difficulty mix [easy, medium, hard], e.g. [1, 2, 2]",
     )
+    strict = serializers.BooleanField(
+        default=False,
+        help_text="MinCU strict filter: two excellent answers, no defect flag, one change",
+    )
+    strict_no_lead = serializers.BooleanField(
+        default=False, help_text="with strict: also leave out pairs a lead decided"
+    )
+    swap_ab = serializers.BooleanField(
+        default=False, help_text="add MinCU's 50 % A/B order-swap training augmentation"
+    )
+    allow_baselines = serializers.BooleanField(
+        default=False,
+        help_text="build even if a text-only baseline beats the project's limit (lead override)",
+    )
 
     def validate(self, data):
         try:
@@ -91,6 +107,12 @@ class ReleaseCreateSerializer(serializers.Serializer):
             )
         except SplitPlanInvalid as exc:
             raise serializers.ValidationError(str(exc)) from exc
+        data["options"] = ReleaseOptions(
+            strict=data["strict"],
+            strict_no_lead=data["strict_no_lead"],
+            swap_ab=data["swap_ab"],
+            allow_baselines=data["allow_baselines"],
+        )
         return data
 
 
@@ -136,6 +158,7 @@ def project_releases(request: Request, slug: str) -> Response:
             name=body.validated_data["name"],
             plan=body.validated_data["plan"],
             user=request.user,
+            options=body.validated_data["options"],
         )
     except ReleaseRefused as exc:
         fields = {exc.field: [str(exc)]} if exc.field else None

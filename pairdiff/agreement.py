@@ -42,6 +42,9 @@ class AgreementPolicy:
     synonyms: Mapping[str, Sequence[str]] = field(default_factory=dict)
     accept_tiers: frozenset[tuple[str, str]] = frozenset({("excellent", "excellent")})
     dispute_tiers: frozenset[tuple[str, str]] = frozenset({("excellent", "good")})
+    # Defect flags that contradict an "excellent" answer (MinCU drops edits that ignore the
+    # instruction or change other things): a pair that would be accepted goes to a lead.
+    review_defects: frozenset[str] = frozenset({"instruction_not_followed", "unrelated_changes"})
 
     def __post_init__(self) -> None:
         for name in ("iou_threshold", "description_threshold"):
@@ -143,6 +146,11 @@ def compare_answers(first: Answer, second: Answer, policy: AgreementPolicy) -> V
     status = {"accept": "accepted" if agrees else "disputed", "dispute": "disputed"}.get(
         rule, "rejected"
     )
+    flagged = _contradicting_defects(first, second, policy)
+    if flagged and status == "accepted":
+        status = "disputed"
+    if flagged and status != "rejected":
+        messages["defects"] = f"an excellent answer is flagged {', '.join(flagged)}: a lead decides"
     ious = [s for c in changes for side in (c.side_a, c.side_b) for _, _, s in side.matched]
     return Verdict(
         status=status,
@@ -152,6 +160,18 @@ def compare_answers(first: Answer, second: Answer, policy: AgreementPolicy) -> V
         mean_iou=math.fsum(ious) / len(ious) if ious else None,
         consensus=_consensus(first, second, changes, policy) if status == "accepted" else None,
     )
+
+
+def _contradicting_defects(first: Answer, second: Answer, policy: AgreementPolicy) -> list[str]:
+    """Defect flags of ``policy.review_defects`` on an answer rated excellent, sorted."""
+    found = {
+        d
+        for answer in (first, second)
+        if answer.tier == "excellent"
+        for d in answer.defects
+        if d in policy.review_defects
+    }
+    return sorted(found)
 
 
 def compare_changes(

@@ -76,3 +76,25 @@ def _token_index(body: str, text: str) -> int:
     if len(body) != 1:
         raise ValueError(f"anchor string {text!r}: <loc_{body}> is not one of <loc_0>..<loc_9>")
     return int(body)
+
+
+# MinCU's added vocabulary (16 tokens): ten anchors, the absent side, the separator between
+# regions of one side, and the start and end of the source (A) and edited (B) image's chain.
+BOX_SEP = "<box_sep>"
+SOURCE_CHAIN = ("<src_start>", "<src_end>")
+EDITED_CHAIN = ("<edit_start>", "<edit_end>")
+MINCU_VOCABULARY: tuple[str, ...] = (
+    *(f"<loc_{i}>" for i in range(10)),
+    LOC_NULL,
+    BOX_SEP,
+    *SOURCE_CHAIN,
+    *EDITED_CHAIN,
+)
+
+
+def chain_tokens(thousand_boxes: Sequence[ThousandBox], side: str) -> str:
+    """One side's spatial chain: its regions' anchors separated by ``<box_sep>`` (or
+    ``<loc_null>``) between the side's start and end markers; ``side`` is "a" or "b"."""
+    start, end = SOURCE_CHAIN if side == "a" else EDITED_CHAIN
+    body = BOX_SEP.join(region_tokens(box) for box in thousand_boxes) or LOC_NULL
+    return f"{start}{body}{end}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
+from pairdiff.release.options import ReleaseOptions
 from pairdiff.release.splits import MINCU_TEST_RATIO, SplitPlan, SplitPlanInvalid
 
 RATIO_FIELDS = ("ratio_easy", "ratio_medium", "ratio_hard")
@@ -64,7 +65,34 @@ class ReleaseForm(forms.Form):
         required=False,  # when ticked, it takes the place of the three numbers
     )
 
+    strict = forms.BooleanField(
+        label="MinCU strict filter: two excellent answers, no defect, exactly one change",
+        required=False,
+    )
+    strict_no_lead = forms.BooleanField(label="…and leave out pairs a lead decided", required=False)
+    swap_ab = forms.BooleanField(
+        label="Add MinCU's A/B order-swap augmentation to half the training targets",
+        required=False,
+    )
+    allow_baselines = forms.BooleanField(
+        label="Build even if a text-only baseline beats the project's limit (lead override)",
+        required=False,
+    )
+
     plan: SplitPlan
+
+    @property
+    def options(self) -> ReleaseOptions:
+        data = self.cleaned_data
+        return ReleaseOptions(
+            strict=data.get("strict", False),
+            strict_no_lead=data.get("strict_no_lead", False),
+            swap_ab=data.get("swap_ab", False),
+            allow_baselines=data.get("allow_baselines", False),
+        )
+
+    def option_fields(self) -> list[forms.BoundField]:
+        return [self[name] for name in ("strict", "strict_no_lead", "swap_ab", "allow_baselines")]
 
     def ratio_fields(self) -> list[forms.BoundField]:
         return [self[name] for name in RATIO_FIELDS]

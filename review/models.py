@@ -119,6 +119,8 @@ class Release(models.Model):
     name = models.CharField(max_length=100)
     version = models.PositiveIntegerField()
     plan = models.JSONField(default=dict)  # the split plan, seed included
+    # ReleaseOptions: strict filter, A/B swap augmentation, baseline limit and a lead's override
+    options = models.JSONField(default=dict, blank=True)
     status = models.CharField(
         max_length=16, choices=ReleaseStatus.choices, default=ReleaseStatus.BUILDING
     )
@@ -194,6 +196,17 @@ class QuestionEdit(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
     edited_at = models.DateTimeField(auto_now=True)
+    # A lead read the question against the images: its negatives are frozen and every later
+    # release writes them, while the description they answer still stands.
+    verified = models.BooleanField(default=False)
+    verified_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    verified_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"question negatives of {self.pair}"

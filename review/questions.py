@@ -5,10 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.db.models import QuerySet
+from django.utils import timezone
 
 from annotator.models import Pair, Project
 from pairdiff.labels import normalise_label
-from pairdiff.release.build import entity_pool, question_negatives
+from pairdiff.release.build import question_negatives
+from pairdiff.release.question_set import release_prior
 from pairdiff.release.questions import NO_DIFFERENCE
 from pairdiff.release.records import benchmark_record
 from review.models import QuestionEdit
@@ -44,6 +46,10 @@ class QuestionPreview:
         return self.edit is not None and not self.edited
 
     @property
+    def verified(self) -> bool:
+        return self.edited and self.edit is not None and self.edit.verified
+
+    @property
     def negatives(self) -> list[str]:
         return list(self.edit.negatives) if self.edited else self.derived
 
@@ -51,7 +57,7 @@ class QuestionPreview:
 def question_previews(project: Project, pairs: QuerySet[Pair]) -> list[QuestionPreview]:
     """The question of each accepted pair in ``pairs``, as the next release will write it."""
     standing = [s for s in standing_answers(pairs) if s.changes]
-    pool = _project_entity_pool(project)
+    prior = _project_prior(project)
     edits = {
         e.pair_id: e
         for e in QuestionEdit.objects.filter(pair__in=[s.pair for s in standing]).select_related(
@@ -66,7 +72,7 @@ def question_previews(project: Project, pairs: QuerySet[Pair]) -> list[QuestionP
                 pair=s.pair,
                 description=record["description"],
                 category=record["category"],
-                derived=question_negatives(record, entity_pool=pool),
+                derived=_derived(record, prior),
                 edit=edits.get(s.pair.pk),
             )
         )
@@ -100,23 +106,73 @@ def question_edit_save(*, pair: Pair, negatives: list[str], user=None) -> Questi
         raise NegativesInvalid(problems)
     edit, _ = QuestionEdit.objects.update_or_create(
         pair=pair,
-        defaults={"description": description, "negatives": cleaned, "edited_by": user},
+        # A new edit has not been checked against the images yet: verify it again.
+        defaults={
+            "description": description,
+            "negatives": cleaned,
+            "edited_by": user,
+            "verified": False,
+            "verified_by": None,
+            "verified_at": None,
+        },
     )
     return edit
 
 
 def question_edit_reset(*, pair: Pair) -> None:
-    """Back to the derived negatives."""
+    """Back to the derived negatives (a verified question is no longer verified)."""
     QuestionEdit.objects.filter(pair=pair).delete()
 
 
-def _project_entity_pool(project: Project) -> list[str]:
-    """The pool a release of the project would use: the labels of every standing answer."""
-    return entity_pool(
-        change
-        for row in standing_rows(Pair.objects.filter(project=project))
-        for change in row.changes
+def question_verify(*, pair: Pair, user=None) -> QuestionEdit:
+    """Mark the pair's question verified: the negatives it shows now (a lead's edit, or the
+    derived ones) are frozen and every later release writes them, while the description
+    they answer still stands. Unverified questions are re-derived for each release."""
+    preview = next(iter(question_previews(pair.project, Pair.objects.filter(pk=pair.pk))), None)
+    if preview is None:
+        raise NegativesInvalid({"negative_1": "only accepted pairs with a change have questions"})
+    edit, _ = QuestionEdit.objects.update_or_create(
+        pair=pair,
+        defaults={
+            "description": preview.description,
+            "negatives": preview.negatives,
+            "edited_by": preview.edit.edited_by if preview.edited and preview.edit else None,
+            "verified": True,
+            "verified_by": user,
+            "verified_at": timezone.now(),
+        },
     )
+    return edit
+
+
+def question_unverify(*, pair: Pair) -> None:
+    """Back to a per-release question: an edit stays an edit, derived ones are derived again."""
+    edit = QuestionEdit.objects.filter(pair=pair, verified=True).first()
+    if edit is None:
+        return
+    if edit.edited_by_id is None:
+        edit.delete()
+    else:
+        edit.verified, edit.verified_by, edit.verified_at = False, None, None
+        edit.save(update_fields=["verified", "verified_by", "verified_at"])
+
+
+def _derived(record: dict, prior: dict) -> list[str]:
+    try:
+        return question_negatives(record, prior=prior)
+    except ValueError:  # a record that cannot make a question: the page says so, never a 500
+        return ["", ""]
+
+
+def _project_prior(project: Project) -> dict:
+    """The slot values a release of the project would draw from: every standing answer's
+    first description, as a release reads them."""
+    records = [
+        {"changes": row.changes}
+        for row in standing_rows(Pair.objects.filter(project=project))
+        if row.changes
+    ]
+    return release_prior(records)
 
 
 def _plain(text: str) -> str:

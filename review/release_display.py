@@ -25,6 +25,7 @@ MAIN_FILES = (
     "coco_a.json",
     "coco_b.json",
     "training.jsonl",
+    "vocabulary.json",
     "questions.jsonl",
     "label_studio.json",
     "label_config.xml",
@@ -128,3 +129,27 @@ def split_counts(release: Release) -> list[tuple[str, int]]:
     """Pairs per split of a ready release, in split order."""
     splits = ((release.manifest or {}).get("counts") or {}).get("splits", {})
     return [(split, splits.get(split, 0)) for split in SPLITS]
+
+
+def warnings(release: Release) -> list[str]:
+    """Every way a ready release differs from its plan (empty splits, left-out questions, an
+    overridden baseline limit): a release with these must not read as a plain success."""
+    manifest = release.manifest or {}
+    return list(manifest.get("warnings", manifest.get("notes", [])))
+
+
+def baselines(release: Release) -> dict | None:
+    """The text-only baselines of the release's questions, as rows for the page."""
+    report = (release.manifest or {}).get("text_baselines")
+    if not report:
+        return None
+    rows = [
+        {
+            "name": name.replace("_", " "),
+            "accuracy": result.get("accuracy"),
+            "questions": result.get("questions", 0),
+            "best": name == report.get("best"),
+        }
+        for name, result in report.get("baselines", {}).items()
+    ]
+    return {"rows": rows, "gate": report.get("gate", {}), "chance": report.get("chance")}

@@ -18,6 +18,7 @@ from annotator.models import Job, JobKind, JobStatus, Pair, PairStatus, Project
 from config.enqueue import enqueue_on_commit
 from pairdiff.geometry import Frame
 from pairdiff.release.build import ReleaseFiles, ReleaseMeta, manifest, release_files, sha256
+from pairdiff.release.options import ReleaseOptions
 from pairdiff.release.publish import research_files
 from pairdiff.release.records import ReleasePair
 from pairdiff.release.splits import SplitPlan
@@ -39,17 +40,35 @@ class ReleaseRefused(ValueError):
         self.field = field
 
 
-def release_create(*, project: Project, name: str, plan: SplitPlan, user=None) -> Release:
+def release_create(
+    *,
+    project: Project,
+    name: str,
+    plan: SplitPlan,
+    user=None,
+    options: ReleaseOptions | None = None,
+) -> Release:
     """Register a release and queue its build on the workers."""
     with transaction.atomic():
-        release = release_register(project=project, name=name, plan=plan, user=user)
+        release = release_register(
+            project=project, name=name, plan=plan, user=user, options=options
+        )
         _enqueue(release)
     return release
 
 
-def release_register(*, project: Project, name: str, plan: SplitPlan, user=None) -> Release:
+def release_register(
+    *,
+    project: Project,
+    name: str,
+    plan: SplitPlan,
+    user=None,
+    options: ReleaseOptions | None = None,
+) -> Release:
     """A new release in state building, with the project's next version number and a job;
-    the caller runs ``release_build`` or queues it."""
+    the caller runs ``release_build`` or queues it. ``options`` without a baseline limit of
+    its own get the project's."""
+    options = release_options(project=project, options=options)
     name = (name or "").strip()
     if not name or len(name) > 100:
         raise ReleaseRefused("give the release a name of 1 to 100 characters", field="name")
@@ -71,14 +90,32 @@ def release_register(*, project: Project, name: str, plan: SplitPlan, user=None)
                 name=name,
                 version=(last or 0) + 1,
                 plan=plan.as_json(),
+                options=options.as_json(),
                 job=job,
                 created_by=user,
             )
-            job.params = {"release": release.pk, "name": name, **plan.as_json()}
+            job.params = {
+                "release": release.pk,
+                "name": name,
+                **plan.as_json(),
+                "options": options.as_json(),
+            }
             job.save(update_fields=["params"])
     except IntegrityError as exc:  # a concurrent request took the name or version
         raise ReleaseRefused(f"a release named “{name}” exists already", field="name") from exc
     return release
+
+
+def release_options(*, project: Project, options: ReleaseOptions | None) -> ReleaseOptions:
+    """The options a release is built with: the project's baseline limit, the rest as asked."""
+    asked = options or ReleaseOptions()
+    return ReleaseOptions(
+        strict=asked.strict,
+        strict_no_lead=asked.strict_no_lead,
+        swap_ab=asked.swap_ab,
+        baseline_limit=project.question_baseline_limit,
+        allow_baselines=asked.allow_baselines,
+    )
 
 
 def release_retry(*, release: Release, user=None) -> Release:
@@ -155,8 +192,12 @@ def release_build(release_id: int, *, storage: Storage | None = None) -> Release
                         "pairs": built.counts["total"],
                         **built.counts["splits"],
                     },
-                    message=f"Release {release.name} is ready: {built.counts['total']} pairs.",
+                    message=f"Release {release.name} is ready: {built.counts['total']} pairs"
+                    + _warned(built.report.get("warnings", [])),
                 )
+    except ReleaseRefused as exc:  # the message is meant for people as it is
+        log.warning("release %s refused: %s", release.pk, exc)
+        _release_fail(release, storage, str(exc))
     except Exception as exc:
         log.exception("release %s failed", release.pk)
         _release_fail(release, storage, f"{type(exc).__name__}: {exc}")
@@ -178,9 +219,18 @@ def _build(release: Release, storage: Storage, job) -> tuple[ReleaseFiles, dict]
         licence=project.licence,
         description=project.description,
         labelstudio=project.labelstudio or None,
+        rules={
+            "tier_rule": project.tier_rule,
+            "tier_rule_label": project.get_tier_rule_display(),
+            "overlap": project.overlap,
+            "iou_threshold": project.iou_threshold,
+        },
     )
     pairs = [release_pair(s) for s in standing]
-    built = release_files(pairs, plan, meta, negatives=_edited_negatives(standing))
+    verified, edited = _lead_negatives(standing)
+    options = ReleaseOptions.from_json(release.options)
+    built = release_files(pairs, plan, meta, negatives=edited, verified=verified, options=options)
+    _refuse_telling_questions(built, options)
     files: dict[str, tuple[int, str]] = {}
     for done, s in enumerate(standing, start=1):
         for side in ("a", "b"):
@@ -202,7 +252,13 @@ def _build(release: Release, storage: Storage, job) -> tuple[ReleaseFiles, dict]
         _write(storage, f"{release.prefix}/{name}", data)
         files[name] = (len(data), sha256(data))
     data = manifest(
-        meta=meta, plan=plan, counts=built.counts, stats=built.stats, notes=built.notes, files=files
+        meta=meta,
+        plan=plan,
+        counts=built.counts,
+        stats=built.stats,
+        notes=built.notes,
+        files=files,
+        report=built.report,
     )
     _write(storage, f"{release.prefix}/manifest.json", data)
     return built, json.loads(data)
@@ -220,10 +276,14 @@ def release_pair(s: Standing) -> ReleasePair:
         changes=tuple(s.changes),
         agreement={
             "tiers": s.tiers,
-            "mean_iou": s.mean_iou,
-            "ious": s.ious,
+            "annotators": s.annotators,
+            "defects": s.defects,
+            # A single annotation compared with itself has IoU 1 and says nothing.
+            "mean_iou": s.mean_iou if s.annotators >= 2 else None,
+            "ious": s.ious if s.annotators >= 2 else [],
             "decided_by": s.decided_by,
         },
+        content_key=f"{pair.sha256_a}:{pair.sha256_b}",
         source={
             "external_id": pair.external_id,
             "instruction": pair.instruction,
@@ -253,13 +313,47 @@ def _copy_image(pair: Pair, side: str, prefix: str, storage: Storage) -> tuple[s
     return name, (len(data), digest)
 
 
-def _edited_negatives(standing: list[Standing]) -> dict[int, list[str]]:
-    """Leads' negatives for pairs whose description is still the one they were written for."""
+def _lead_negatives(standing: list[Standing]) -> tuple[dict, dict]:
+    """Leads' verified (frozen) and edited negatives, by pair, for pairs whose description is
+    still the one they were written for."""
     firsts = {s.pair.pk: s.changes[0]["description"] for s in standing if s.changes}
     edits = QuestionEdit.objects.filter(pair_id__in=firsts).values_list(
-        "pair_id", "description", "negatives"
+        "pair_id", "description", "negatives", "verified"
     )
-    return {pk: negatives for pk, description, negatives in edits if firsts[pk] == description}
+    verified, edited = {}, {}
+    for pk, description, negatives, is_verified in edits:
+        if firsts[pk] == description:
+            (verified if is_verified else edited)[pk] = negatives
+    return verified, edited
+
+
+MAX_NAMED = 25
+
+
+def _refuse_telling_questions(built: ReleaseFiles, options: ReleaseOptions) -> None:
+    """Refuse a release whose questions text alone answers too often, naming the questions a
+    baseline answers outright, unless a lead overrode the limit."""
+    gate = built.report["text_baselines"]["gate"]
+    if not gate["over_limit"] or options.allow_baselines:
+        return
+    telling = built.report["text_baselines"]["telling"]
+    best = gate["best"]
+    named = [record_id for record_id, names in telling.items() if best in names]
+    shown = ", ".join(named[:MAX_NAMED]) + (
+        f" and {len(named) - MAX_NAMED} more" if len(named) > MAX_NAMED else ""
+    )
+    fix = (
+        f"Fix the questions of {shown} on the questions page (edit or verify their negatives)"
+        if named
+        else "No question stands out (the baseline is at chance on every one): "
+        "the limit is below chance"
+    )
+    raise ReleaseRefused(
+        f"the text-only baseline “{best}” answers {gate['best_accuracy']:.1%} of the questions "
+        f"without the images, above the project's limit of {gate['limit']:.1%}. {fix}, or "
+        "build again with the baseline override",
+        field="allow_baselines",
+    )
 
 
 def _read(storage: Storage, name: str) -> bytes:
@@ -334,6 +428,12 @@ def _release_fail(release: Release, storage: Storage, message: str) -> None:
     release.status, release.message = ReleaseStatus.FAILED, message
     if release.job:
         job_finish(release.job, status=JobStatus.FAILED, message=message)
+
+
+def _warned(warnings: list[str]) -> str:
+    if not warnings:
+        return "."
+    return f", with {len(warnings)} warning{'s' if len(warnings) > 1 else ''}: {warnings[0]}"
 
 
 def _ratio(value) -> tuple[int, int, int] | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.db.models import OuterRef, QuerySet, Subquery
 
@@ -21,6 +21,8 @@ class Standing:
     tiers: list[str]
     mean_iou: float | None
     ious: list[float]
+    defects: list[list[str]] = field(default_factory=list)  # per annotation compared
+    annotators: int = 0  # distinct annotations compared: 1 when the overlap is 1
 
 
 def standing_answers(pairs: QuerySet[Pair], *, chunk: int = 500) -> Iterator[Standing]:
@@ -93,8 +95,21 @@ def _standing(pair: Pair, resolved: dict | None) -> Standing | None:
     tiers = []
     ious: list[float] = []
     mean_iou = None
+    defects: list[list[str]] = []
+    annotators = 0
     if agreement is not None:
-        tiers = [agreement.annotation_1.tier, agreement.annotation_2.tier]
+        single = agreement.annotation_1_id == agreement.annotation_2_id
+        annotations = (
+            [agreement.annotation_1]
+            if single
+            else [
+                agreement.annotation_1,
+                agreement.annotation_2,
+            ]
+        )
+        tiers = [a.tier for a in annotations]
+        defects = [list(a.defects or []) for a in annotations]
+        annotators = len(annotations)
         mean_iou = agreement.mean_iou
         ious = [
             round(score, 4)
@@ -108,7 +123,7 @@ def _standing(pair: Pair, resolved: dict | None) -> Standing | None:
         changes, by = agreement.consensus, "agreement"
     else:
         return None
-    return Standing(pair, changes, by, tiers, mean_iou, ious)
+    return Standing(pair, changes, by, tiers, mean_iou, ious, defects, annotators)
 
 
 def accepted_breakdown(project: Project) -> dict[str, dict[str, int]]:

@@ -19,11 +19,20 @@ from review.questions import (
     question_edit_reset,
     question_edit_save,
     question_previews,
+    question_unverify,
+    question_verify,
 )
 from review.views import lead_project
 
 PER_PAGE = 25
 FIELDS = ("negative_1", "negative_2")
+ACTIONS = ("save", "reset", "verify", "unverify")
+DONE = {
+    "save": "saved",
+    "reset": "back to the derived negatives",
+    "verify": "verified; its negatives are frozen for every later release",
+    "unverify": "no longer verified",
+}
 
 
 @login_required
@@ -55,11 +64,16 @@ def question(request: HttpRequest, pk: int) -> HttpResponse:
     project = lead_project(request, pair.project)
     if pair.status != PairStatus.ACCEPTED:
         raise Http404("only accepted pairs have a question")
-    action = "reset" if request.POST.get("action") == "reset" else "save"
+    action = request.POST.get("action")
+    action = action if action in ACTIONS else "save"
     values, errors = {name: request.POST.get(name, "") for name in FIELDS}, {}
     try:
         if action == "reset":
             question_edit_reset(pair=pair)
+        elif action == "verify":
+            question_verify(pair=pair, user=request.user)
+        elif action == "unverify":
+            question_unverify(pair=pair)
         else:
             question_edit_save(pair=pair, negatives=list(values.values()), user=request.user)
     except NegativesInvalid as exc:
@@ -81,8 +95,7 @@ def _answer(request: HttpRequest, project: Project, row: dict) -> HttpResponse:
         return render(request, "review/_question_row.html", {"row": row, "project": project})
     back_url = _questions_url(project, row["back"])
     if not row["errors"]:
-        done = "saved" if row["saved"] == "save" else "back to the derived negatives"
-        messages.success(request, f"Question of {row['pair']}: {done}.")
+        messages.success(request, f"Question of {row['pair']}: {DONE[row['saved']]}.")
         return redirect(f"{back_url}#q-{row['pair'].pk}")
     context = {"row": row, "project": project, "tab": "questions", "back_url": back_url}
     return render(request, "review/question_edit.html", context, status=400)

@@ -56,6 +56,7 @@ def releases(request: HttpRequest, slug: str) -> HttpResponse:
                 return redirect("review:releases", project.slug)
     for release in rows:
         release.split_counts = release_display.split_counts(release)
+        release.warnings = release_display.warnings(release)
     context = {
         "project": project,
         "tab": "releases",
@@ -72,7 +73,11 @@ def _build(request: HttpRequest, project: Project, form: ReleaseForm) -> Release
     """Queue the build; a refusal goes next to the name, where it is usually the name's fault."""
     try:
         release = release_create(
-            project=project, name=form.cleaned_data["name"], plan=form.plan, user=request.user
+            project=project,
+            name=form.cleaned_data["name"],
+            plan=form.plan,
+            user=request.user,
+            options=form.options,
         )
     except ReleaseRefused as exc:
         form.add_error("name", str(exc))
@@ -85,6 +90,13 @@ def _tell_status(request: HttpRequest, release: Release) -> None:
     release.refresh_from_db()  # without a broker the build has run already
     if release.status == ReleaseStatus.FAILED:
         messages.error(request, f"Release {release.name} failed: {release.message}")
+    elif release.status == ReleaseStatus.READY and release_display.warnings(release):
+        n = len(release_display.warnings(release))
+        messages.warning(
+            request,
+            f"Release {release.name} is ready, with {n} warning{'s' if n > 1 else ''}: "
+            "see where it differs from its plan below.",
+        )
     elif release.status == ReleaseStatus.READY:
         messages.success(request, f"Release {release.name} is ready.")
     else:
@@ -125,6 +137,8 @@ def release(request: HttpRequest, pk: int) -> HttpResponse:
         "levels": levels,
         "splits": splits,
         "files": release_display.file_listing(found),
+        "warnings": release_display.warnings(found),
+        "baselines": release_display.baselines(found),
         "records_url": request.build_absolute_uri(f"{records}?split=test"),
         "api_base": request.build_absolute_uri(f"/api/v1/releases/{found.pk}/"),
         "board": leaderboard(evaluations_of(found), found.project.categories),

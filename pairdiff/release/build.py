@@ -11,10 +11,13 @@ from pairdiff.labels import normalise_label
 from pairdiff.labelstudio_export import labelstudio_files
 from pairdiff.release.card import agreement_stats, dataset_card, release_counts
 from pairdiff.release.coco import coco_side
+from pairdiff.release.options import ReleaseOptions, strict_filter
 from pairdiff.release.publish import card_header
-from pairdiff.release.questions import answer_positions, hard_negatives, question_item
-from pairdiff.release.records import ReleasePair, benchmark_record, training_record
+from pairdiff.release.question_set import question_negatives as _question_negatives
+from pairdiff.release.question_set import question_set
+from pairdiff.release.records import ReleasePair, benchmark_record
 from pairdiff.release.splits import SPLITS, SplitItem, SplitPlan, split_assign
+from pairdiff.release.training import VOCABULARY_FILE, training_set, vocabulary
 
 FORMAT_VERSION = 1
 
@@ -29,6 +32,8 @@ class ReleaseMeta:
     licence: str = ""
     description: str = ""
     labelstudio: Mapping | None = None  # the project's Label Studio import profile, if any
+    # The project's rules, stated in the card: tier_rule, tier_rule_label, overlap, iou_threshold
+    rules: Mapping = field(default_factory=dict)
 
     def as_json(self) -> dict:
         return {
@@ -38,6 +43,7 @@ class ReleaseMeta:
             "version": self.version,
             "licence": self.licence,
             "description": self.description,
+            "rules": dict(self.rules),
         }
 
 
@@ -48,6 +54,7 @@ class ReleaseFiles:
     counts: dict
     stats: dict
     notes: list[str] = field(default_factory=list)
+    report: dict = field(default_factory=dict)  # questions, baselines, training, filter, warnings
 
 
 def release_files(
@@ -56,10 +63,20 @@ def release_files(
     meta: ReleaseMeta,
     *,
     negatives: Mapping[int, Sequence[str]] | None = None,
+    verified: Mapping[int, Sequence[str]] | None = None,
+    options: ReleaseOptions | None = None,
 ) -> ReleaseFiles:
-    """The data files and the dataset card. ``negatives`` holds leads' edited hard negatives
-    by pair id; the others are derived from the ground truth (see question_negatives)."""
-    splits = split_assign([SplitItem(p.pair_id, p.category, p.difficulty) for p in pairs], plan)
+    """The data files and the dataset card. ``verified`` and ``negatives`` hold leads'
+    verified (frozen) and edited hard negatives by pair id; the others are derived from the
+    ground truth. No single record fails the build: one that cannot make a question or a
+    training target is left out of that file and named in ``report``."""
+    options = options or ReleaseOptions()
+    left_by_filter: dict[str, int] = {}
+    if options.strict:
+        pairs, left_by_filter = strict_filter(pairs, no_lead=options.strict_no_lead)
+    splits = split_assign(
+        [SplitItem(p.pair_id, p.category, p.difficulty, p.content_key) for p in pairs], plan
+    )
     order = {s: i for i, s in enumerate(SPLITS)}
     records = sorted(
         (benchmark_record(p, splits.of[p.pair_id]) for p in pairs),
@@ -76,6 +93,11 @@ def release_files(
     }
     counts = release_counts(records)
     stats = agreement_stats(records)
+    questions = question_set(
+        records, seed=plan.seed, verified=verified or {}, edited=negatives or {}
+    )
+    training = training_set(records, seed=plan.seed, swap_ab=options.swap_ab)
+    report = _report(options, left_by_filter, questions, training, splits.notes, counts)
     files = {
         "benchmark.json": _json(records),
         "coco_a.json": _json(
@@ -84,8 +106,9 @@ def release_files(
         "coco_b.json": _json(
             coco_side(records, "b", categories=categories, info=info, licence=meta.licence)
         ),
-        "training.jsonl": _jsonl(training_record(r) for r in records if r["split"] == "train"),
-        "questions.jsonl": _jsonl(_questions(records, plan.seed, negatives or {})),
+        "training.jsonl": _jsonl(training.rows),
+        VOCABULARY_FILE: _json(vocabulary()),
+        "questions.jsonl": _jsonl(questions.rows),
         **labelstudio_files(
             records, categories=[c["slug"] for c in categories], profile=meta.labelstudio
         ),
@@ -96,6 +119,7 @@ def release_files(
             categories=categories,
             plan=plan.as_json(),
             notes=splits.notes,
+            report=report,
         ).encode(),
     }
     # The Hugging Face configs of the shards review.releases writes beside these files.
@@ -103,25 +127,88 @@ def release_files(
     header = card_header(files, records, licence=meta.licence, pretty_name=name)
     files["README.md"] = header.encode() + files["README.md"]
     return ReleaseFiles(
-        files=files, records=records, counts=counts, stats=stats, notes=splits.notes
+        files=files,
+        records=records,
+        counts=counts,
+        stats=stats,
+        notes=splits.notes,
+        report=report,
     )
 
 
-def question_negatives(record: Mapping, *, entity_pool: Sequence[str]) -> list[str]:
-    """The derived hard negatives of one record (its first change). Seeded by the pair, not
-    the release, so the negatives a lead reviews are the ones releases write — as long as the
-    entity labels of the accepted pairs (the stock for entity swaps) stay the same."""
-    change = record["changes"][0]
-    return hard_negatives(
-        description=change["description"],
-        category=change["category"],
-        entity_a=change["entity_a"],
-        entity_b=change["entity_b"],
-        absent_a=not change["boxes_a"],
-        absent_b=not change["boxes_b"],
-        entity_pool=entity_pool,
-        seed=record["pair_id"],
-    )
+def _report(options, left_by_filter, questions, training, notes, counts) -> dict:
+    """What the manifest and card say beyond counts: the filter, questions and baselines, the
+    training file, and every warning a reader must see before trusting the release."""
+    baselines = questions.baselines
+    best = baselines.get("best_accuracy")
+    over = best is not None and best > options.baseline_limit
+    gate = {
+        "limit": options.baseline_limit,
+        "best": baselines.get("best"),
+        "best_accuracy": best,
+        "over_limit": over,
+        "overridden": over and options.allow_baselines,
+    }
+    warnings = list(notes)
+    for item in questions.left_out:
+        warnings.append(
+            f"question of {item['id']} (pair {item['pair_id']}) left out: {item['reason']}"
+        )
+    for item in training.left_out:
+        warnings.append(
+            f"training target of {item['id']} (pair {item['pair_id']}) left out: {item['reason']}"
+        )
+    short = [
+        f"{name} ({result['questions']})"
+        for name, result in baselines.get("baselines", {}).items()
+        if name in baselines.get("gated_names", ()) and not result.get("gated")
+    ]
+    if short:
+        warnings.append(
+            "too few questions to judge the text-only baselines "
+            + ", ".join(short)
+            + ": they are reported, not held to the limit"
+        )
+    if gate["overridden"]:
+        warnings.append(
+            f"the best text-only baseline ({gate['best']}) answers {best:.0%} of the questions, "
+            f"above the limit of {options.baseline_limit:.0%}; a lead built the release anyway"
+        )
+    return {
+        "options": options.as_json(),
+        "strict_filter": {"applied": options.strict, "left_out": left_by_filter},
+        "questions": {
+            "count": len(questions.rows),
+            "left_out": questions.left_out,
+            "negatives": dict(sorted(questions.sources.items())),
+            "answers_by_split": _answers_by_split(questions.rows),
+        },
+        "text_baselines": {**baselines, "gate": gate},
+        "training": {
+            "count": len(training.rows),
+            "swapped": training.swapped,
+            "not_swappable": training.not_swappable,
+            "left_out": training.left_out,
+            "vocabulary": VOCABULARY_FILE,
+        },
+        "warnings": warnings,
+    }
+
+
+def _answers_by_split(rows: Sequence[Mapping]) -> dict:
+    table: dict[str, dict[str, int]] = {}
+    for row in rows:
+        cell = table.setdefault(row["split"], {})
+        cell[row["answer"]] = cell.get(row["answer"], 0) + 1
+    return {s: dict(sorted(table[s].items())) for s in SPLITS if s in table}
+
+
+def question_negatives(
+    record: Mapping, *, entity_pool: Sequence[str] = (), prior: Mapping | None = None
+) -> list[str]:
+    """The derived hard negatives of one record (its first change), as releases write them;
+    ``prior`` is ``release_prior`` of the release's records."""
+    return _question_negatives(record, entity_pool=entity_pool, prior=prior)[0]
 
 
 def entity_pool(changes: Iterable[Mapping]) -> list[str]:
@@ -145,6 +232,7 @@ def manifest(
     stats: Mapping,
     notes: Sequence[str],
     files: Mapping[str, tuple[int, str]],
+    report: Mapping | None = None,
 ) -> bytes:
     """``manifest.json``: what the release is, its counts, and size + sha256 of every file."""
     return (
@@ -156,6 +244,7 @@ def manifest(
                 "counts": counts,
                 "agreement": stats,
                 "notes": list(notes),
+                **dict(report or {}),
                 "files": {
                     name: {"size": size, "sha256": digest}
                     for name, (size, digest) in sorted(files.items())
@@ -171,28 +260,6 @@ def manifest(
 
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def _questions(records: Sequence[Mapping], seed: int, edited: Mapping[int, Sequence[str]]):
-    pool = entity_pool(change for record in records for change in record["changes"])
-    positions = answer_positions(len(records), seed=seed)
-    for record, position in zip(records, positions, strict=True):
-        negatives = edited.get(record["pair_id"]) or question_negatives(record, entity_pool=pool)
-        item = question_item(
-            description=record["description"],
-            negatives=negatives,
-            answer_position=position,
-            seed=f"{seed}:{record['pair_id']}",
-        )
-        yield {
-            "id": record["id"],
-            "pair_id": record["pair_id"],
-            "split": record["split"],
-            "category": record["category"],
-            "image_a": record["image_a"],
-            "image_b": record["image_b"],
-            **item,
-        }
 
 
 def _categories(taxonomy: Sequence[Mapping], records: Sequence[Mapping]) -> list[dict]:

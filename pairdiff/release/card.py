@@ -25,17 +25,72 @@ def release_counts(records: Sequence[Mapping]) -> dict:
 
 
 def agreement_stats(records: Sequence[Mapping]) -> dict:
+    """IoU figures over the pairs two different people annotated (a pair annotated once is
+    compared with itself, and its IoU of 1 says nothing); accepted pairs by how they were
+    decided and from which pair of tiers."""
+    compared = [r for r in records if _annotators(r["agreement"]) >= 2]
     ious = [
-        r["agreement"]["mean_iou"] for r in records if r["agreement"].get("mean_iou") is not None
+        r["agreement"]["mean_iou"] for r in compared if r["agreement"].get("mean_iou") is not None
     ]
     decided = Counter(r["agreement"].get("decided_by", "agreement") for r in records)
+    tiers: dict[str, Counter] = {"agreement": Counter(), "lead": Counter()}
+    for r in records:
+        by = r["agreement"].get("decided_by", "agreement")
+        tiers.setdefault(by, Counter())[_tier_pair(r["agreement"])] += 1
     return {
         "pairs": len(records),
+        "pairs_compared": len(compared),
+        "single_annotator_pairs": len(records) - len(compared),
         "mean_iou": round(statistics.fmean(ious), 4) if ious else None,
         "median_iou": round(statistics.median(ious), 4) if ious else None,
         "accepted_by_agreement": decided.get("agreement", 0),
         "accepted_by_lead": decided.get("lead", 0),
+        "tiers_by_decision": {k: dict(sorted(v.items())) for k, v in sorted(tiers.items())},
     }
+
+
+def _annotators(agreement: Mapping) -> int:
+    if "annotators" in agreement:
+        return int(agreement["annotators"])
+    return len(agreement.get("tiers") or [])
+
+
+def _tier_pair(agreement: Mapping) -> str:
+    tiers = list(agreement.get("tiers") or [])
+    if _annotators(agreement) < 2:
+        tiers = tiers[:1]
+    return "+".join(sorted(tiers, key=_tier_rank)) or "no tiers"
+
+
+def _tier_rank(tier: str) -> int:
+    order = ("excellent", "good", "fair", "poor")
+    return order.index(tier) if tier in order else len(order)
+
+
+def rules_sentence(rules: Mapping) -> str:
+    """How pairs got into the release, from the project's settings."""
+    overlap = rules.get("overlap")
+    rule = rules.get("tier_rule")
+    if overlap is None or rule is None:
+        return "Pairs were accepted by the project's agreement rule or by a lead."
+    accepted = {
+        "strict": "both rated it excellent",
+        "good": "both rated it excellent or good",
+    }.get(rule, f"the tier rule “{rules.get('tier_rule_label') or rule}” accepted it")
+    if overlap == 1:
+        return (
+            "Every pair was annotated by one person (overlap 1): it was accepted when that "
+            f"answer's tier met the tier rule ({rules.get('tier_rule_label') or rule}), with no "
+            "second annotation to compare, or when a lead decided it. Agreement figures below "
+            "leave these single-annotator pairs out."
+        )
+    return (
+        f"Every pair was annotated by {min(int(overlap), 2)} people working blind "
+        f"(overlap {overlap}; the first two answers are compared) and accepted when {accepted} "
+        "and their boxes (IoU ≥ "
+        f"{rules.get('iou_threshold', 0.5):g}), labels and categories agreed, or when a lead "
+        "decided a disputed pair."
+    )
 
 
 def dataset_card(
@@ -46,6 +101,7 @@ def dataset_card(
     categories: Sequence[Mapping],
     plan: Mapping,
     notes: Sequence[str],
+    report: Mapping | None = None,
 ) -> str:
     names = {c["slug"]: c["name"] for c in categories}
     lines = [
@@ -64,8 +120,7 @@ def dataset_card(
             if plan.get("test_ratio")
             else ""
         ),
-        "- Every pair was annotated by two people working blind and kept only when both rated it "
-        "excellent and their boxes, labels and categories agreed, or when a lead resolved it.",
+        f"- {rules_sentence(meta.get('rules') or {})}",
         "",
         "## Counts per split, category and difficulty",
         "",
@@ -89,13 +144,20 @@ def dataset_card(
         "",
         f"- Mean IoU of the two annotations' matched boxes: {_figure(stats['mean_iou'])} "
         f"(median {_figure(stats['median_iou'])})",
-        f"- Accepted on agreement: {stats['accepted_by_agreement']}; "
-        f"resolved by a lead: {stats['accepted_by_lead']}",
+        f"- Accepted on agreement: {stats['accepted_by_agreement']} "
+        f"({_tier_counts(stats, 'agreement')}); decided by a lead: {stats['accepted_by_lead']} "
+        f"({_tier_counts(stats, 'lead')})",
+        f"- Pairs compared between two annotators: {stats.get('pairs_compared', stats['pairs'])}; "
+        f"single-annotator pairs, left out of the IoU figures: "
+        f"{stats.get('single_annotator_pairs', 0)}",
         "",
     ]
-    if notes:
-        lines += ["## Where the split plan could not be met", ""]
-        lines += [f"- {note}" for note in notes] + [""]
+    report = report or {}
+    lines += _report_lines(report)
+    warnings = report.get("warnings", notes)
+    if warnings:
+        lines += ["## Warnings: where this release differs from its plan", ""]
+        lines += [f"- {w}" for w in warnings] + [""]
     lines += [
         "## Files",
         "",
@@ -103,7 +165,9 @@ def dataset_card(
         "difficulty, description, entities, boxes in [0,1000] and in pixels, anchor tokens, "
         "agreement figures, source metadata",
         "- `coco_a.json`, `coco_b.json` — COCO detection files per side (image id = pair id)",
-        "- `training.jsonl` — train split: entity → anchors → description → boxes targets",
+        "- `training.jsonl` — train split: entity → anchor chains → description → fine boxes, "
+        "in MinCU's 16-token vocabulary (`vocabulary.json`)",
+        "- `vocabulary.json` — the 16 added tokens and the target format",
         "- `questions.jsonl` — four-option questions with hard negatives and “no difference”",
         "- `label_studio.json` — the pairs as Label Studio tasks with their boxes, and "
         "`label_config.xml`, the labelling config that reads them",
@@ -118,6 +182,74 @@ def dataset_card(
         "",
     ]
     return "\n".join(lines)
+
+
+def _tier_counts(stats: Mapping, decision: str) -> str:
+    cells = (stats.get("tiers_by_decision") or {}).get(decision) or {}
+    return ", ".join(f"{tiers} {n}" for tiers, n in cells.items()) or "none"
+
+
+def _report_lines(report: Mapping) -> list[str]:
+    lines: list[str] = []
+    strict = report.get("strict_filter") or {}
+    if strict.get("applied"):
+        left = strict.get("left_out") or {}
+        lines += [
+            "## MinCU strict filter",
+            "",
+            "Only pairs with two annotators who both rated them excellent, no defect flag and "
+            "exactly one change"
+            + (", not decided by a lead" if report["options"].get("strict_no_lead") else "")
+            + ". Left out: "
+            + (", ".join(f"{reason} {n}" for reason, n in left.items()) or "none")
+            + ".",
+            "",
+        ]
+    questions = report.get("questions")
+    baselines = report.get("text_baselines")
+    if questions is not None and baselines is not None:
+        gate = baselines.get("gate", {})
+        lines += [
+            "## Questions and text-only baselines",
+            "",
+            f"- Questions: {questions['count']}; negatives "
+            + (", ".join(f"{k} {v}" for k, v in questions["negatives"].items()) or "none")
+            + f"; left out: {len(questions['left_out'])}",
+            "- Accuracy of baselines that never look at the images (chance 1/3 among the "
+            "three options other than “no difference”):",
+        ]
+        for name, result in baselines["baselines"].items():
+            n = result.get("questions", 0)
+            aside = "" if result.get("gated", True) else f" — {result.get('note', 'not gated')}"
+            lines.append(f"  - {name}: {_percent(result.get('accuracy'))} of {n} questions{aside}")
+        lines += [
+            f"- Best: {baselines.get('best') or '—'} at "
+            f"{_percent(baselines.get('best_accuracy'))}; the project's limit is "
+            f"{_percent(gate.get('limit'))}"
+            + (" — exceeded, built on a lead's override" if gate.get("overridden") else ""),
+            "",
+        ]
+    training = report.get("training")
+    if training is not None:
+        swap = report.get("options", {}).get("swap_ab")
+        lines += [
+            "## Training targets",
+            "",
+            f"- Targets: {training['count']}"
+            + (
+                f", of which {training['swapped']} with A and B swapped (MinCU's 50 % order-swap "
+                f"augmentation; {training['not_swappable']} drawn pairs could not be turned "
+                "around and were kept once)"
+                if swap
+                else ""
+            ),
+            "",
+        ]
+    return lines
+
+
+def _percent(value: float | None) -> str:
+    return "—" if value is None else f"{value:.1%}"
 
 
 def _figure(value: float | None) -> str:

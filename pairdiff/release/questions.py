@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from itertools import chain, zip_longest
 
 from pairdiff.labels import normalise_label
+from pairdiff.release.baselines import similarity_scores
 from pairdiff.release.question_words import (
     ADDED_REMOVED,
     AGREE,
@@ -32,9 +33,11 @@ from pairdiff.release.question_words import (
     VALUES,
     WORD_AFTER,
 )
+from pairdiff.release.slots import Candidate, Prior, candidates
 
 NO_DIFFERENCE = "There is no difference between the two images."
 LETTERS = ("A", "B", "C", "D")
+LENGTH_RANK = 0.3
 QUESTION = "Which sentence describes the difference between image A and image B?"
 
 
@@ -103,6 +106,75 @@ def hard_negatives(
     if len(negatives) < n:
         raise ValueError(f"only {len(negatives)} distinct negatives could be made, not {n}")
     return negatives
+
+
+def image_negatives(
+    *,
+    description: str,
+    instruction: str = "",
+    seed: int | str,
+    prior: Prior | None = None,
+    n: int = 2,
+) -> list[str] | None:
+    """``n`` negatives that each fill one slot of the truth (a colour, a count, a direction,
+    what happened, a quoted text…) with another value, or None when the sentence has too few.
+    ``prior`` (``slot_prior`` of the release's truths) makes the values look like truths.
+
+    Of the candidate sets, the most symmetric wins: the options as alike as each other (the
+    truth is not the centre); negatives changing the same kind of slot; the truth at a length
+    rank drawn per question (so it is the longest a third of the time); options of one
+    length; then a seeded draw. Values the release's truths use come first among the candidates, so
+    negatives read like truths. ``instruction`` is
+    not looked at: the edit instruction states the edit, no negative can hide from it.
+    """
+    text = description.strip()
+    pool = [
+        c
+        for c in candidates(text, seed=f"{seed}", prior=prior)
+        if _norm(c.sentence) != _norm(NO_DIFFERENCE)
+    ]
+    if len(pool) < n:
+        return None
+    rng = random.Random(f"{seed}:pick:{text}")
+    # Where the truth should fall among the three lengths, drawn per question: over a release
+    # it is the longest a third of the time, whatever lengths its slot's values have.
+    length_rank = rng.randrange(3)
+    best: tuple[float, float] | None = None
+    chosen: list[Candidate] = []
+    for combo in _combinations(pool, n):
+        options = [text, *(c.sentence for c in combo)]
+        # A spread, not the truth's rank: options equally alike give a text-only heuristic
+        # nothing to go on, while steering the truth away from the centre would only make it
+        # the odd one out — a tell of its own. Likewise options of exactly one length are
+        # preferred, but not "nearly as long": that would make a long truth the longest.
+        similarity = similarity_scores(options)
+        cost = max(similarity) - min(similarity)
+        cost += 0.25 * (len({_kind(c.slot) for c in combo}) - 1)
+        cost += LENGTH_RANK * _off_rank(options, length_rank)
+        cost += 0.05 * (len({len(o) for o in options}) - 1)
+        key = (round(cost, 9), rng.random())
+        if best is None or key < best:
+            best, chosen = key, list(combo)
+    return [c.sentence for c in chosen]
+
+
+def _off_rank(options: Sequence[str], rank: int) -> float:
+    """0 when the first option (the truth) has the wanted length rank (0 shortest, 2 longest)
+    or shares its length with another, else 1."""
+    lengths = [len(o) for o in options]
+    if lengths.count(lengths[0]) > 1:
+        return 0.0
+    return float(sorted(lengths).index(lengths[0]) != rank)
+
+
+def _kind(slot: str) -> str:
+    return slot.split("@")[0].removeprefix("swap:")
+
+
+def _combinations(pool: Sequence[Candidate], n: int) -> Iterator[tuple[Candidate, ...]]:
+    from itertools import combinations
+
+    return combinations(pool[:24], n)
 
 
 def answer_positions(n_items: int, *, seed: int | str, n_options: int = 4) -> list[int]:

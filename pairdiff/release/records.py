@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from pairdiff.anchors import side_tokens
+from pairdiff.anchors import chain_tokens, side_tokens
 from pairdiff.coords import to_thousand
 from pairdiff.geometry import Box, Frame, answer_difficulty
 
 PROMPT = (
-    "Image A and image B are nearly identical. Find the change: name the changed entity in "
-    "each image, give its coarse location as anchor tokens, describe the change in one "
-    "sentence, then give the exact boxes in [0, 1000] coordinates."
+    "Image A and image B are nearly identical. For each change write one line: the changed "
+    "entity (A's -> B's when they differ), the anchor chain of image A between <src_start> and "
+    "<src_end> and of image B between <edit_start> and <edit_end> (<loc_null> for an absent "
+    "side, <box_sep> between regions), one sentence describing the change, then the exact "
+    "boxes of A and of B in [0, 1000] coordinates."
 )
 
 
@@ -30,6 +33,7 @@ class ReleasePair:
     changes: tuple[Mapping, ...]
     agreement: Mapping = field(default_factory=dict)
     source: Mapping = field(default_factory=dict)
+    content_key: str = ""  # sha256 of both images: seeds splits and questions, never the pk
 
     @property
     def record_id(self) -> str:
@@ -75,6 +79,7 @@ def benchmark_record(pair: ReleasePair, split: str) -> dict:
     return {
         "id": pair.record_id,
         "pair_id": pair.pair_id,
+        "content_key": pair.content_key or pair.record_id,
         "split": split,
         "image_a": pair.image_a,
         "image_b": pair.image_b,
@@ -96,16 +101,39 @@ def benchmark_record(pair: ReleasePair, split: str) -> dict:
 
 
 def training_target(record: Mapping) -> str:
-    """The target sequence of one pair: per change, entity → anchors → description → boxes."""
-    parts = []
-    for change in record["changes"]:
-        parts.append(
-            f"<entity>{_entity(change['entity_a'])} | {_entity(change['entity_b'])}</entity>"
-            f"<anchors>{change['anchors']}</anchors>"
-            f"<description>{change['description']}</description>"
-            f"<boxes>{_boxes(change['boxes_a'])} | {_boxes(change['boxes_b'])}</boxes>"
-        )
-    return "\n".join(parts)
+    """The target of one pair in MinCU's vocabulary, one line per change: entity → anchor
+    chains of A and B → description → fine boxes of A and B, e.g.
+    ``car <src_start><loc_1><loc_7><loc_2><loc_7><src_end> <edit_start>…<edit_end> The car
+    turned blue. [[125,730,228,783]] [[125,730,228,783]]``. ``pairdiff.vlm.parse`` reads it."""
+    return "\n".join(_target_line(change) for change in record["changes"])
+
+
+def target_problem(record: Mapping) -> str:
+    """Why the record cannot be a training target, or "" (a change with no box on either side
+    says nowhere what changed; a line break would split a change in two)."""
+    for i, change in enumerate(record["changes"], start=1):
+        if not change["boxes_a"] and not change["boxes_b"]:
+            return f"change {i} has no box on either image"
+        if "\n" in change["description"] or "\r" in change["description"]:
+            return f"change {i}'s description spans several lines"
+    return "" if record["changes"] else "the answer has no change"
+
+
+def _target_line(change: Mapping) -> str:
+    # An absent side shows nothing to name: only the boxed sides' labels are written, "a -> b"
+    # when both are boxed and differ (or one is blank), else the one label.
+    a = change["entity_a"] if change["boxes_a"] else ""
+    b = change["entity_b"] if change["boxes_b"] else ""
+    both = bool(change["boxes_a"]) and bool(change["boxes_b"])
+    entity = f"{a} -> {b}".strip() if both and a != b else (a or b)
+    return (
+        f"{entity} {chain_tokens(change['boxes_a'], 'a')} {chain_tokens(change['boxes_b'], 'b')} "
+        f"{change['description']} {_fine(change['boxes_a'])} {_fine(change['boxes_b'])}"
+    ).strip()
+
+
+def _fine(boxes: Sequence[Sequence[int]]) -> str:
+    return json.dumps([list(b) for b in boxes], separators=(",", ":"))
 
 
 def training_record(record: Mapping) -> dict:
@@ -117,17 +145,8 @@ def training_record(record: Mapping) -> dict:
         "prompt": PROMPT,
         "target": training_target(record),
         "category": record["category"],
+        "swapped": False,
     }
-
-
-def _entity(label: str) -> str:
-    return label or "none"
-
-
-def _boxes(boxes: Sequence[Sequence[int]]) -> str:
-    if not boxes:
-        return "null"
-    return " ".join("[" + ",".join(str(c) for c in box) + "]" for box in boxes)
 
 
 def _pixels(box: Sequence[float]) -> list[float | int]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import random
+import hashlib
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -18,9 +18,17 @@ class SplitPlanInvalid(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class SplitItem:
-    key: int
+    """One pair to split. ``content`` (sha256 of the images, an external id) seeds its place;
+    database keys never do, so importing the same pairs in another order splits them alike."""
+
+    key: int | str
     category: str
     difficulty: str | None
+    content: str = ""
+
+    @property
+    def seed_key(self) -> str:
+        return self.content or str(self.key)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,38 +71,138 @@ class SplitPlan:
 
 @dataclass
 class Splits:
-    of: dict[int, str] = field(default_factory=dict)  # key → split
-    notes: list[str] = field(default_factory=list)  # where the plan could not be met exactly
+    of: dict[int | str, str] = field(default_factory=dict)  # key → split
+    notes: list[str] = field(default_factory=list)  # every deviation from the plan, for people
 
 
 def split_assign(items: Sequence[SplitItem], plan: SplitPlan) -> Splits:
-    """Assign every item a split. The same items and seed give the same splits whatever order
-    the items come in; each category is shuffled by its own seeded generator."""
+    """Assign every item a split.
+
+    Sizes are allocated over the whole release, not rounded per category: the plan's val and
+    test counts (fraction × all pairs, rounded) are shared among the categories by largest
+    remainder, after every category with at least 3 pairs got one val and one test pair (and
+    keeps one for train). ``test_per_category`` asks an exact test count per category instead.
+    Inside a category, pairs are ordered by a hash of the seed and their content, so the same
+    pairs and seed give the same splits whatever order they come in. Every way the result
+    differs from the plan is written into ``notes``.
+    """
     by_category: dict[str, list[SplitItem]] = defaultdict(list)
-    for item in sorted(items, key=lambda i: i.key):
+    for item in items:
         by_category[item.category].append(item)
+    for group in by_category.values():
+        group.sort(key=lambda i: (_rank(plan.seed, i), str(i.key)))
+    sizes = {c: len(g) for c, g in sorted(by_category.items())}
     result = Splits()
-    for category in sorted(by_category):
-        group = by_category[category]
-        random.Random(f"{plan.seed}:{category}").shuffle(group)
-        n = len(group)
-        if plan.test_per_category is not None:
-            n_test = min(plan.test_per_category, n)
-            if n_test < plan.test_per_category:
+    if plan.test_per_category is not None:
+        test = {c: min(plan.test_per_category, n) for c, n in sizes.items()}
+        for c, n in sizes.items():
+            if n < plan.test_per_category:
                 result.notes.append(
-                    f"{category or 'no category'}: {plan.test_per_category} test pairs asked, "
-                    f"only {n} accepted"
+                    f"{_name(c)}: {plan.test_per_category} test pairs asked, only {n} accepted"
                 )
-        else:
-            n_test = round(n * plan.test_fraction)
-        test = _pick_test(group, n_test, plan.test_ratio, category, result.notes)
-        rest = [item for item in group if item.key not in test]
-        n_val = min(round(n * plan.val_fraction), len(rest))
+    else:
+        reserve = 2 if plan.val_fraction > 0 else 1
+        zero = {c: 0 for c in sizes}
+        test = _allocate(sizes, plan.test_fraction, zero, "test", result.notes, reserve=reserve)
+    left = {c: sizes[c] - test[c] for c in sizes}
+    val = _allocate(left, plan.val_fraction, test, "val", result.notes, total=sum(sizes.values()))
+    if plan.test_per_category is not None:
+        _keep_minimum(sizes, val, test, plan, result.notes)
+    for category, group in sorted(by_category.items()):
+        chosen = _pick_test(group, test[category], plan.test_ratio, category, result.notes)
+        rest = [item for item in group if item.key not in chosen]
         for i, item in enumerate(rest):
-            result.of[item.key] = "val" if i < n_val else "train"
-        for key in test:
+            result.of[item.key] = "val" if i < val[category] else "train"
+        for key in chosen:
             result.of[key] = "test"
+    for split, fraction in (("val", plan.val_fraction), ("test", plan.test_fraction)):
+        asked = (
+            fraction > 0
+            if split == "val" or plan.test_per_category is None
+            else (plan.test_per_category > 0)
+        )
+        if asked and items and split not in result.of.values():
+            result.notes.append(
+                f"{split} is empty: {len(items)} accepted pairs are too few for the plan"
+            )
     return result
+
+
+def _rank(seed: int, item: SplitItem) -> str:
+    return hashlib.sha256(f"{seed}:{item.seed_key}".encode()).hexdigest()
+
+
+def _name(category: str) -> str:
+    return category or "no category"
+
+
+def _allocate(
+    sizes: dict[str, int],
+    fraction: float,
+    other: dict[str, int],
+    split: str,
+    notes: list[str],
+    *,
+    total: int | None = None,
+    reserve: int = 1,
+) -> dict[str, int]:
+    """Pairs of ``split`` per category: one for each category of ≥ 3 pairs (when the plan
+    asks for the split at all), then the rest of round(fraction × total) by largest remainder
+    of each category's exact share. ``sizes`` is what each category has left for this split;
+    ``other`` what an earlier split took; ``reserve`` pairs of a category of ≥ 3 stay for the
+    later splits (one for train, one more for val), one of a smaller category for train."""
+    total = sum(sizes.values()) if total is None else total
+    target = round(total * fraction)
+    room = {c: max(n - (reserve if n + other[c] >= 3 else 1), 0) for c, n in sizes.items()}
+    alloc = {c: 0 for c in sizes}
+    if fraction <= 0:
+        return alloc
+    for c, n in sizes.items():
+        if n + other[c] >= 3 and room[c] >= 1:
+            alloc[c] = 1
+    floor_total = sum(alloc.values())
+    if floor_total > target:
+        notes.append(
+            f"{split}: one pair for each category with at least 3 pairs makes {floor_total} "
+            f"{split} pairs where the plan's {fraction:g} of {total} asks {target}"
+        )
+    remaining = max(target - floor_total, 0)
+    whole = sum(sizes.values()) or 1
+    exact = {c: sizes[c] * remaining / whole for c in sizes}
+    for c in sizes:
+        alloc[c] += min(int(exact[c]), room[c] - alloc[c])
+    order = sorted(sizes, key=lambda c: (-(exact[c] - int(exact[c])), -sizes[c], c))
+    short = target - sum(alloc.values())
+    while short > 0:
+        grown = False
+        for c in order:
+            if short > 0 and alloc[c] < room[c]:
+                alloc[c] += 1
+                short -= 1
+                grown = True
+        if not grown:
+            break
+    if short > 0:
+        notes.append(
+            f"{split}: {target} pairs asked ({fraction:g} of {total}), only "
+            f"{target - short} could be taken without emptying a category's train pairs"
+        )
+    return alloc
+
+
+def _keep_minimum(
+    sizes: dict[str, int],
+    val: dict[str, int],
+    test: dict[str, int],
+    plan: SplitPlan,
+    notes: list[str],
+) -> None:
+    """With an exact test count per category, a category of ≥ 3 still keeps one val pair."""
+    for c, n in sizes.items():
+        if n >= 3 and plan.val_fraction > 0 and val[c] == 0 and test[c] >= n - 1 and test[c] > 1:
+            test[c] -= 1
+            val[c] = 1
+            notes.append(f"{_name(c)}: one test pair moved to val so val is not empty")
 
 
 def _pick_test(

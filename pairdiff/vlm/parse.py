@@ -69,6 +69,12 @@ _THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
 _LOC = re.compile(r"<loc_[^<>\s]*>")
 _ANCHOR = re.compile(r"<loc_(?:[0-9]|null)>")
 _ANCHOR_RUN = re.compile(r"(?:<loc_[^<>\s]*>\s*)+")
+# MinCU's spatial chains: A's anchors between <src_start> and <src_end>, B's between
+# <edit_start> and <edit_end>, regions separated by <box_sep> (the release's training targets).
+_CHAINS = re.compile(
+    r"<src_start>(?P<a>(?:\s*<(?:loc_[^<>\s]*|box_sep)>)*)\s*<src_end>\s*"
+    r"<edit_start>(?P<b>(?:\s*<(?:loc_[^<>\s]*|box_sep)>)*)\s*<edit_end>"
+)
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 # A fine-box group: [] , [x1, y1, x2, y2] or [[...], [...]] (one level of nesting).
 _GROUP = r"\[(?:[^\[\]]|\[[^\[\]]*\])*\]"
@@ -552,7 +558,7 @@ class _Reader:
 
     def token_change(self, line: str, index: int) -> PredictedChange | None:
         where = f"change {index + 1}"
-        line = _BULLET.sub("", line, count=1)
+        line = _unchain(_BULLET.sub("", line, count=1))
         run = _ANCHOR_RUN.search(line)
         assert run is not None  # only lines with a token get here
         rest = line[run.end() :]
@@ -698,6 +704,15 @@ def _anchor_problem(tokens: str) -> str:
     except ValueError as exc:
         return str(exc)
     return ""
+
+
+def _unchain(line: str) -> str:
+    """A line with MinCU chain markers as the plain token format: A's tokens, a space, B's."""
+    m = _CHAINS.search(line)
+    if m is None:
+        return line
+    a, b = ("".join(_LOC.findall(m.group(side))) for side in ("a", "b"))
+    return f"{line[: m.start()]}{a} {b}{line[m.end() :]}"
 
 
 def _token_entities(text: str) -> tuple[str, str]:

@@ -204,6 +204,9 @@ def test_guidelines_render_a_safe_markdown_subset():
         ("gold_percent", "-1", False),
         ("gold_percent", "100", True),
         ("gold_percent", "100.5", False),
+        ("baseline_percent", "-1", False),
+        ("baseline_percent", "25", True),
+        ("baseline_percent", "100.5", False),
         ("slug", "Bikes", False),
         ("slug", "bikes_2", True),
         ("slug", "cars", False),  # taken by the project fixture
@@ -214,6 +217,18 @@ def test_project_form_checks_ranges_and_slugs(project, field, value, valid):
     assert form.is_valid() is valid, form.errors
     if not valid:
         assert field in form.errors
+
+
+def test_the_settings_set_the_text_only_baseline_limit_and_blank_keeps_it(db, outsider):
+    form = ProjectForm(_settings_data(baseline_percent="25"))
+    assert form.is_valid(), form.errors
+    project = form.save_new(user=outsider)
+    assert project.question_baseline_limit == 0.25
+    form = ProjectForm(_settings_data(project, baseline_percent=""), instance=project)
+    assert form.is_valid(), form.errors
+    form.save_changes()
+    project.refresh_from_db()
+    assert project.question_baseline_limit == 0.25
 
 
 def test_custom_taxonomy_needs_valid_category_lines(db):

@@ -572,3 +572,24 @@ def test_an_excellent_answer_agrees_with_itself(ans, policy) -> None:
     assert [(c.boxes_a, c.boxes_b) for c in verdict.consensus] == [
         (c.boxes_a, c.boxes_b) for c in own.changes
     ]
+
+
+@pytest.mark.parametrize("defect", ["instruction_not_followed", "unrelated_changes"])
+def test_an_excellent_answer_flagged_with_a_contradicting_defect_goes_to_a_lead(defect) -> None:
+    flagged = replace(answer(change()), defects=(defect,))
+    verdict = compare_answers(flagged, answer(change()), AgreementPolicy())
+    assert verdict.status == "disputed"
+    assert verdict.reasons == ["defects"]
+    assert verdict.consensus is None
+    assert defect in verdict.messages["defects"]
+
+
+def test_other_defects_do_not_stop_an_excellent_pair() -> None:
+    flagged = replace(answer(change()), defects=("artefacts",))
+    assert compare_answers(flagged, answer(change()), AgreementPolicy()).status == "accepted"
+
+
+def test_a_rejected_pair_stays_rejected_whatever_its_defects() -> None:
+    flagged = replace(answer(change(), tier="poor"), defects=("unrelated_changes",))
+    verdict = compare_answers(flagged, answer(change()), AgreementPolicy())
+    assert verdict.status == "rejected" and "defects" not in verdict.reasons

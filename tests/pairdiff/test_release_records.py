@@ -88,14 +88,14 @@ def test_pixel_to_thousand_to_pixel_round_trip_stays_within_a_thousandth():
     assert tokens == [(1, 7, 2, 7)]
 
 
-def test_training_record_orders_entity_anchors_description_boxes():
+def test_training_record_orders_entity_anchor_chains_description_fine_boxes():
     record = training_record(benchmark_record(_pair(), "train"))
-    target = record["target"]
     assert record["image_a"] == "images/7_a.png" and record["image_b"] == "images/7_b.jpg"
-    positions = [target.index(tag) for tag in ("<entity>", "<anchors>", "<description>", "<boxes>")]
-    assert positions == sorted(positions)
-    assert "<entity>car | car</entity>" in target
-    assert "<boxes>[125,730,228,783] | [125,730,228,783]</boxes>" in target
+    assert record["target"] == (
+        "car <src_start><loc_1><loc_7><loc_2><loc_7><src_end> "
+        "<edit_start><loc_1><loc_7><loc_2><loc_7><edit_end> "
+        "The car changed from white to dark blue. [[125,730,228,783]] [[125,730,228,783]]"
+    )
 
 
 def _coco(records, side, tmp_path):

@@ -91,11 +91,70 @@ def test_a_short_difficulty_is_filled_from_others_and_noted():
     assert splits.notes == ["object: 2 easy test pairs asked, only 1 accepted"]
 
 
-def test_asking_more_test_pairs_than_accepted_takes_all_and_notes_it():
+def test_asking_more_test_pairs_than_accepted_keeps_one_val_and_notes_both():
     items = _items({"counting": {"hard": 4}})
     splits = split_assign(items, SplitPlan(test_per_category=500))
+    assert Counter(splits.of.values()) == {"test": 3, "val": 1}
+    assert splits.notes == [
+        "counting: 500 test pairs asked, only 4 accepted",
+        "counting: one test pair moved to val so val is not empty",
+    ]
+
+
+def test_asking_more_test_pairs_without_val_takes_all():
+    items = _items({"counting": {"hard": 4}})
+    splits = split_assign(items, SplitPlan(val_fraction=0, test_per_category=500))
     assert Counter(splits.of.values()) == {"test": 4}
     assert splits.notes == ["counting: 500 test pairs asked, only 4 accepted"]
+
+
+def test_sixteen_pairs_of_one_category_get_val_and_test():
+    splits = split_assign(_items({"object": {"hard": 16}}), SplitPlan())
+    assert Counter(splits.of.values()) == {"train": 12, "val": 2, "test": 2}
+    assert splits.notes == []
+
+
+def test_ten_categories_of_five_each_get_a_test_pair_and_the_deviation_is_noted():
+    items = _items({f"c{i}": {"hard": 5} for i in range(10)})
+    splits = split_assign(items, SplitPlan())
+    for category in {i.category for i in items}:
+        assert _count(items, splits, "test")[category] == 1
+        assert _count(items, splits, "val")[category] == 1
+    assert splits.notes == [
+        "test: one pair for each category with at least 3 pairs makes 10 test pairs where "
+        "the plan's 0.1 of 50 asks 5",
+        "val: one pair for each category with at least 3 pairs makes 10 val pairs where "
+        "the plan's 0.1 of 50 asks 5",
+    ]
+
+
+def test_sizes_are_allocated_globally_by_largest_remainder():
+    # Per category 0.2 × 7 = 1.4 → 1 each, 3 in all; over the release 0.2 × 21 = 4.2 → 4.
+    items = _items({"a": {"hard": 7}, "b": {"hard": 7}, "c": {"hard": 7}})
+    splits = split_assign(items, SplitPlan(val_fraction=0, test_fraction=0.2))
+    assert sum(_count(items, splits, "test").values()) == 4
+    assert splits.notes == []
+
+
+def test_too_few_pairs_leave_a_split_empty_and_say_so():
+    splits = split_assign(_items({"a": {"hard": 2}, "b": {"hard": 1}}), SplitPlan())
+    assert set(splits.of.values()) == {"train"}
+    assert splits.notes == [
+        "val is empty: 3 accepted pairs are too few for the plan",
+        "test is empty: 3 accepted pairs are too few for the plan",
+    ]
+
+
+def test_splits_follow_content_not_keys():
+    """Re-importing the same pairs in another order gives them other keys, not other splits."""
+    items = _items({"a": {"hard": 30}, "b": {"hard": 12}})
+    content = [SplitItem(i.key, i.category, i.difficulty, f"sha-{i.key}") for i in items]
+    renumbered = [SplitItem(1000 - i.key, i.category, i.difficulty, f"sha-{i.key}") for i in items]
+    first = split_assign(content, SplitPlan(seed=4)).of
+    second = split_assign(renumbered, SplitPlan(seed=4)).of
+    assert {f"sha-{k}": v for k, v in first.items()} == {
+        f"sha-{1000 - k}": v for k, v in second.items()
+    }
 
 
 @pytest.mark.parametrize(
@@ -128,3 +187,8 @@ def test_splits_partition_the_items(sizes, seed, test_fraction):
     splits = split_assign(items, SplitPlan(seed=seed, test_fraction=test_fraction))
     assert sorted(splits.of) == sorted(i.key for i in items)
     assert set(splits.of.values()) <= {"train", "val", "test"}
+    for category, n in sizes.items():
+        got = Counter(splits.of[i.key] for i in items if i.category == category)
+        if n >= 3:  # a category of 3 or more keeps a train and a val pair, and a test pair
+            assert got["train"] >= 1 and got["val"] >= 1
+            assert got["test"] >= 1 or test_fraction == 0

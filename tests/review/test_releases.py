@@ -20,6 +20,7 @@ DATA_FILES = [
     "label_studio.json",
     "questions.jsonl",
     "training.jsonl",
+    "vocabulary.json",
 ]
 
 

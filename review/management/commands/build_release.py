@@ -1,6 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from annotator.models import Project
+from pairdiff.release.options import ReleaseOptions
 from pairdiff.release.splits import SplitPlan, SplitPlanInvalid
 from review.models import ReleaseStatus
 from review.releases import ReleaseRefused, release_build, release_register
@@ -25,8 +26,22 @@ class Command(BaseCommand):
         parser.add_argument("--test", type=float, default=0.1, help="test fraction (0.1)")
         parser.add_argument("--test-per-category", type=int, help="exact test pairs per category")
         parser.add_argument("--test-ratio", help="test difficulty mix easy:medium:hard, e.g. 1:2:2")
+        parser.add_argument(
+            "--strict", action="store_true", help="MinCU strict filter (two excellent, no defect)"
+        )
+        parser.add_argument(
+            "--strict-no-lead", action="store_true", help="with --strict: no lead-decided pairs"
+        )
+        parser.add_argument(
+            "--swap-ab", action="store_true", help="50 %% A/B order-swap training augmentation"
+        )
+        parser.add_argument(
+            "--allow-baselines",
+            action="store_true",
+            help="build even if a text-only baseline beats the project's limit (override)",
+        )
 
-    def handle(self, *args, project, name, seed, val, test, test_per_category, test_ratio, **_):
+    def handle(self, *args, project, name, seed, val, test, test_per_category, test_ratio, **kw):
         found = Project.objects.filter(slug=project).first()
         if found is None:
             raise CommandError(f"no project with slug {project!r}")
@@ -38,7 +53,13 @@ class Command(BaseCommand):
                 test_per_category=test_per_category,
                 test_ratio=_ratio(test_ratio) if test_ratio else None,
             )
-            release = release_register(project=found, name=name, plan=plan)
+            options = ReleaseOptions(
+                strict=kw["strict"],
+                strict_no_lead=kw["strict_no_lead"],
+                swap_ab=kw["swap_ab"],
+                allow_baselines=kw["allow_baselines"],
+            )
+            release = release_register(project=found, name=name, plan=plan, options=options)
         except (SplitPlanInvalid, ReleaseRefused) as exc:
             raise CommandError(str(exc)) from exc
         release = release_build(release.pk)
@@ -50,5 +71,14 @@ class Command(BaseCommand):
             f"{counts['total']} pairs — "
             + ", ".join(f"{split} {n}" for split, n in counts["splits"].items())
         )
-        for note in release.manifest["notes"]:
-            self.stdout.write(f"note: {note}")
+        gate = release.manifest["text_baselines"]["gate"]
+        self.stdout.write(
+            f"best text-only baseline: {gate['best']} {_percent(gate['best_accuracy'])} "
+            f"(limit {_percent(gate['limit'])})"
+        )
+        for warning in release.manifest.get("warnings", release.manifest["notes"]):
+            self.stdout.write(f"warning: {warning}")
+
+
+def _percent(value) -> str:
+    return "—" if value is None else f"{value:.1%}"

@@ -1,0 +1,346 @@
+"""Slots of a true description — the words a hard negative may change — and their other values.
+
+A slot is one span of the sentence of a known kind (a colour, a count, a direction, what
+happened, a size, a resolution, a quoted text…); its alternatives are other values of the same
+kind. Negatives built by filling the same slot with different values differ from the truth and
+from each other in that one place, so no option is the "centre" of the others, and telling them
+apart takes the images. Two spans of one kind (``from blue to red``) also give a swap, which
+keeps every word of the truth.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+COLOURS = (
+    "red",
+    "orange",
+    "yellow",
+    "green",
+    "blue",
+    "purple",
+    "pink",
+    "brown",
+    "black",
+    "white",
+    "grey",
+    "magenta",
+    "cyan",
+    "beige",
+)
+# Kind → the values a span of that kind may take; order is only the order of the regex.
+GROUPS: dict[str, tuple[str, ...]] = {
+    "event": ("disappeared", "appeared", "shrank", "grew larger"),
+    "motion": ("moved", "turned", "tilted", "slid"),
+    "heading": (
+        "up and to the left",
+        "up and to the right",
+        "down and to the left",
+        "down and to the right",
+        "to the left",
+        "to the right",
+        "up",
+        "down",
+    ),
+    "place": (
+        "top left",
+        "top right",
+        "bottom left",
+        "bottom right",
+        "centre",
+        "left",
+        "right",
+        "top",
+        "bottom",
+    ),
+    "size": ("larger", "smaller", "wider", "narrower", "taller", "shorter"),
+    "light": ("brighter", "darker", "warmer", "cooler"),
+    "effect": ("noisy", "blurred", "grainy", "sharper", "pixelated", "smoother", "faded"),
+    "tone": ("warm", "cool", "faint", "strong"),
+    "light_kind": ("shadow", "bright light", "glare", "dim light"),
+    "ordinal": ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth"),
+    "colour": COLOURS + ("gray",),
+}
+# Where a word of a group counts as that kind: one of the words right before it (none: any),
+# and what must follow it.
+_CONTEXT: dict[str, tuple[tuple[str, ...], str]] = {
+    "event": ((), ""),
+    "motion": ((), r"(?=\s+(?:to|up|down|left|right|away|towards)\b)"),
+    "heading": (("moved", "turned", "tilted", "slid", "shifted"), ""),
+    "place": (("the", "on", "at", "in"), ""),
+    "size": ((), ""),
+    "light": ((), ""),
+    "effect": (("became", "looks", "is"), ""),
+    "tone": ((), r"(?=\s+(?:\w+\s+)?tint)"),
+    "light_kind": ((), r"(?=\s+now\s+falls)"),
+    "ordinal": ((), r"(?=\s+(?:\w+\s+)?(?:from|in|row|column|one)\b)"),
+    "colour": ((), ""),
+}
+
+
+def _pattern(kind: str) -> re.Pattern[str]:
+    before, after = _CONTEXT[kind]
+    values = sorted(GROUPS[kind], key=len, reverse=True)  # "top left" before "top"
+    alternation = "|".join(r"\s+".join(map(re.escape, v.split())) for v in values)
+    behind = "(?:" + "|".join(rf"(?<=\b{w}\s)" for w in before) + ")" if before else ""
+    return re.compile(rf"{behind}\b(?P<v>{alternation})\b{after}", re.I)
+
+
+_PATTERNS = {kind: _pattern(kind) for kind in GROUPS}
+_LISTED_VALUES = frozenset(v for values in GROUPS.values() for v in values)
+_QUOTED = re.compile(r"'(?P<v>[^'\s][^']{0,40})'")
+_RESOLUTION = re.compile(r"\b(?P<v>(?P<w>\d{2,5})\s?[x×]\s?(?P<h>\d{2,5}))\b")
+_COUNT = re.compile(r"\b(?P<v>\d{1,3})\b(?!\s?[x×]\s?\d)(?!%)")
+_NUMBER_WORDS = ("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+_COUNT_WORD = re.compile(r"\b(?P<v>" + "|".join(_NUMBER_WORDS) + r")\b(?=\s+\w+s\b)", re.I)
+# Letters a reader (or OCR) confuses: a text negative changes one of them.
+_LOOKALIKE = {
+    "a": "e",
+    "e": "a",
+    "i": "l",
+    "l": "i",
+    "o": "a",
+    "n": "m",
+    "m": "n",
+    "r": "n",
+    "u": "v",
+    "t": "f",
+    "c": "e",
+    "s": "z",
+    "d": "b",
+    "b": "d",
+    "g": "q",
+    "h": "n",
+}
+_SCALES = (0.5, 0.75, 1.25, 1.5, 2.0, 0.6, 0.8)
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    kind: str
+    start: int
+    end: int
+    value: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind}@{self.start}"
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    sentence: str
+    slot: str  # the slot key it changes, "swap:<kind>" for an exchange of two spans
+
+
+Prior = dict[str, dict[str, int]]
+
+
+def slot_prior(descriptions: Iterable[str]) -> Prior:
+    """How often each value fills each kind of slot in the true descriptions: negatives drawn
+    in these proportions look like truths to anything that reads only text."""
+    prior: Prior = {}
+    for text in descriptions:
+        for slot in find_slots(text):
+            cell = prior.setdefault(slot.kind, {})
+            value = _value_key(slot.value)
+            cell[value] = cell.get(value, 0) + 1
+    return prior
+
+
+def find_slots(text: str) -> list[Slot]:
+    """Every slot of ``text``, leftmost first; a span belongs to the first kind that claims it
+    (quoted text and resolutions before anything inside them)."""
+    taken: list[tuple[int, int]] = []
+    slots: list[Slot] = []
+
+    def claim(kind: str, m: re.Match[str]) -> None:
+        start, end = m.span("v")
+        if any(start < e and s < end for s, e in taken):
+            return
+        taken.append((start, end))
+        slots.append(Slot(kind, start, end, m.group("v")))
+
+    for m in _QUOTED.finditer(text):
+        claim("quoted", m)
+    for m in _RESOLUTION.finditer(text):
+        claim("resolution", m)
+    for m in _COUNT.finditer(text):
+        claim("count", m)
+    for m in _COUNT_WORD.finditer(text):
+        claim("count_word", m)
+    for kind, pattern in _PATTERNS.items():
+        for m in pattern.finditer(text):
+            claim(kind, m)
+    return sorted(slots, key=lambda s: s.start)
+
+
+def candidates(
+    text: str, *, seed: str, prior: Prior | None = None, per_slot: int = 4
+) -> list[Candidate]:
+    """Single-slot rewrites of ``text`` (up to ``per_slot`` per slot) and swaps of two spans of
+    one kind. Values the release's truths use come first, drawn in proportion to how often
+    they do (seeded); then made-up ones. None repeats a value already in the sentence."""
+    slots = find_slots(text)
+    present = {_plain(s.value) for s in slots}
+    prior = prior or {}
+    found: list[Candidate] = []
+    for slot in slots:
+        rng = random.Random(f"{seed}:{slot.kind}:{slot.value}")
+        # A misread word tells more than another pair's word: texts are never drawn.
+        seen = {} if slot.kind == "quoted" else prior.get(slot.kind, {})
+        drawn = _weighted_order({v: n for v, n in seen.items() if v != _value_key(slot.value)}, rng)
+        made = [v for v in _alternatives(slot, rng) if _value_key(v) not in seen]
+        options = [
+            v
+            for v in [*drawn, *made]
+            if _plain(v) not in present
+            and not _in_text(v, text)
+            and _keeps_order(slot, v, slots)
+            and _fits(slot, v)
+        ]
+        for value in options[:per_slot]:
+            found.append(Candidate(_replace(text, [(slot, value)]), slot.key))
+    by_kind: dict[str, list[Slot]] = {}
+    for slot in slots:
+        by_kind.setdefault(_swap_kind(slot.kind), []).append(slot)
+    for kind, group in by_kind.items():
+        # Not resolutions: "lower: 512x512 instead of 307x307" would contradict itself.
+        if kind == "resolution":
+            continue
+        if len(group) == 2 and _plain(group[0].value) != _plain(group[1].value):
+            a, b = group
+            found.append(Candidate(_replace(text, [(a, b.value), (b, a.value)]), f"swap:{kind}"))
+    seen = {_plain(text)}
+    unique = []
+    for c in found:
+        if _plain(c.sentence) not in seen:
+            seen.add(_plain(c.sentence))
+            unique.append(c)
+    return unique
+
+
+def _weighted_order(counts: dict[str, int], rng: random.Random) -> list[str]:
+    """Values in a seeded order where a value used n times is n times as likely to come
+    first (Efraimidis–Spirakis keys)."""
+    keyed = sorted(counts.items())
+    return [v for _, v in sorted(((rng.random() ** (1 / n), v) for v, n in keyed), reverse=True)]
+
+
+def _value_key(value: str) -> str:
+    key = " ".join(value.split())
+    return key.lower() if key.lower() in _LISTED_VALUES else key
+
+
+def _fits(slot: Slot, value: str) -> bool:
+    """A drawn value of the right shape: a count stays a number, a resolution a size."""
+    if slot.kind in ("count", "resolution"):
+        pattern = _COUNT if slot.kind == "count" else _RESOLUTION
+        return pattern.fullmatch(value) is not None and value != "0"
+    return True
+
+
+def _in_text(value: str, text: str) -> bool:
+    """Whether ``value`` is said elsewhere already: "in the left moved to the left" says
+    nothing new and reads as nonsense."""
+    words = r"\s+".join(map(re.escape, value.split()))
+    return re.search(rf"(?<!\w){words}(?!\w)", text, re.I) is not None
+
+
+def _keeps_order(slot: Slot, value: str, slots: list[Slot]) -> bool:
+    """A resolution keeps its side of the other one: "lower: 307x307 instead of 512x512"
+    must not become "lower: 307x307 instead of 256x256", which contradicts itself."""
+    if slot.kind != "resolution":
+        return True
+    others = [s for s in slots if s.kind == "resolution" and s is not slot]
+    return all(
+        (_area(value) < _area(o.value)) == (_area(slot.value) < _area(o.value)) for o in others
+    )
+
+
+def _area(value: str) -> int:
+    m = _RESOLUTION.fullmatch(value)
+    return int(m.group("w")) * int(m.group("h")) if m else 0
+
+
+def _swap_kind(kind: str) -> str:
+    return "count" if kind == "count_word" else kind
+
+
+def _alternatives(slot: Slot, rng: random.Random) -> list[str]:
+    value = slot.value
+    if slot.kind == "quoted":
+        return _text_variants(value, rng)
+    if slot.kind == "resolution":
+        m = _RESOLUTION.fullmatch(value)
+        assert m is not None
+        w, h = int(m.group("w")), int(m.group("h"))
+        sep = value[len(m.group("w")) : -len(m.group("h"))]
+        sizes = []
+        for scale in _SCALES:
+            size = f"{round(w * scale)}{sep}{round(h * scale)}"
+            if size != value and size not in sizes:
+                sizes.append(size)
+        rng.shuffle(sizes)
+        return sizes
+    if slot.kind == "count":
+        n = int(value)
+        near = [v for v in (n - 2, n - 1, n + 1, n + 2, n + 3) if v >= 2 and v != n]
+        rng.shuffle(near)
+        return [str(v) for v in near]
+    if slot.kind == "count_word":
+        n = _NUMBER_WORDS.index(value.lower()) + 2
+        near = [v for v in (n - 1, n + 1, n + 2) if 2 <= v < len(_NUMBER_WORDS) + 2 and v != n]
+        rng.shuffle(near)
+        return [_NUMBER_WORDS[v - 2] for v in near]
+    key = "grey" if value.lower() == "gray" else " ".join(value.lower().split())
+    values = [v for v in GROUPS[slot.kind] if v not in (key, "gray")]
+    rng.shuffle(values)
+    return values
+
+
+def _text_variants(word: str, rng: random.Random) -> list[str]:
+    """Misreadings of a short text: one letter swapped for a look-alike, two neighbours
+    exchanged, one letter doubled or dropped — what a model that does not read carefully says."""
+    letters = [i for i, ch in enumerate(word) if ch.lower() in _LOOKALIKE and i > 0]
+    variants = []
+    for i in letters:
+        new = _LOOKALIKE[word[i].lower()]
+        variants.append(word[:i] + (new.upper() if word[i].isupper() else new) + word[i + 1 :])
+    for i in range(1, len(word) - 1):
+        if word[i].isalpha() and word[i + 1].isalpha() and word[i] != word[i + 1]:
+            variants.append(word[:i] + word[i + 1] + word[i] + word[i + 2 :])
+    rng.shuffle(variants)
+    unique = list(dict.fromkeys(v for v in variants if v.lower() != word.lower()))
+    return unique or [word + "s", word[:-1] if len(word) > 1 else word + word]
+
+
+def _replace(text: str, edits: list[tuple[Slot, str]]) -> str:
+    """``text`` with the slots filled; "a"/"an" right before a changed word made to fit."""
+    out, pos = "", 0
+    for slot, new in sorted(edits, key=lambda e: e[0].start):
+        out += text[pos : slot.start]
+        article = _ARTICLE_TAIL.search(out)
+        if article and new[:1].isalpha():
+            fixed = "an" if new[0].lower() in "aeiou" else "a"
+            fixed = fixed.capitalize() if article.group(1)[0].isupper() else fixed
+            out = out[: article.start(1)] + fixed + article.group(2)
+        out += _match_case(text[slot.start : slot.end], new)
+        pos = slot.end
+    return out + text[pos:]
+
+
+_ARTICLE_TAIL = re.compile(r"\b(an?)(\s+)$", re.I)
+
+
+def _match_case(original: str, new: str) -> str:
+    if original[:1].isupper() and not new[:1].isupper():
+        return new[:1].upper() + new[1:]
+    return new
+
+
+def _plain(text: str) -> str:
+    return re.sub(r"[\s.!?;:,]+$", "", " ".join(text.casefold().split()))
