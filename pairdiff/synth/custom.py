@@ -20,8 +20,14 @@ from PIL import Image
 
 from pairdiff.pixeldiff.decode import DecodeError, decode
 from pairdiff.synth import _png
-from pairdiff.synth.anylooks import blur_or_sharpen, light, noise_or_pixelate, recolour, tint
-from pairdiff.synth.anylooks import write_text
+from pairdiff.synth.anylooks import (
+    blur_or_sharpen,
+    light,
+    noise_or_pixelate,
+    recolour,
+    tint,
+    write_text,
+)
 from pairdiff.synth.anyobjects import move_region, remove_or_add, resize_or_replace, turn_region
 from pairdiff.synth.base import Edit, SynthPair
 from pairdiff.synth.checks import pair_problem
