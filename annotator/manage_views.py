@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
 from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
@@ -25,9 +25,11 @@ from annotator.forms import (
     ProjectForm,
     RoleForm,
 )
+from annotator.forms_synthesis import SynthesisForm
 from annotator.models import Job, JobStatus, Membership, Project, Role
 from annotator.preannotation import BACKENDS, UnknownBackend, job_cancel, preannotate_queue
 from annotator.services import PairRejected, pair_create
+from annotator.synthesis import SynthesisUnusable, synthesis_queue
 from annotator.textformats import guidelines_html
 from annotator.uploads import import_queue
 from review.services import agreements_recompute_queue
@@ -220,21 +222,45 @@ def upload_pair(request: HttpRequest, slug: str) -> HttpResponse:
     return _upload_page(request, project, pair_form=form)
 
 
+@require_POST
+@login_required
+def upload_synthesize(request: HttpRequest, slug: str) -> HttpResponse:
+    """Single photos become pairs with known answers, as a job whose page shows progress."""
+    project = _lead_project(request, slug)
+    form = SynthesisForm(request.POST, request.FILES)
+    if form.is_valid():
+        try:
+            job = synthesis_queue(
+                project=project,
+                images=form.cleaned_data["images"],
+                options=form.options(),
+                user=request.user,
+            )
+        except (SynthesisUnusable, ValidationError) as exc:
+            form.add_error(None, str(exc))
+        else:
+            return redirect("annotator:job", job.pk)
+    return _upload_page(request, project, synthesis_form=form)
+
+
 def _upload_page(
     request: HttpRequest,
     project: Project,
     *,
     import_form: ImportForm | None = None,
     pair_form: PairForm | None = None,
+    synthesis_form: SynthesisForm | None = None,
 ) -> HttpResponse:
     context = {
         "project": project,
         "tab": "upload",
         "import_form": import_form or ImportForm(),
         "pair_form": pair_form or PairForm(project=project),
-        "recent": selectors.project_jobs(project).filter(kind="import")[:5],
+        "synthesis_form": synthesis_form or SynthesisForm(),
+        "recent": selectors.project_jobs(project).filter(kind__in=["import", "synthesize"])[:5],
     }
-    failed = (import_form and import_form.errors) or (pair_form and pair_form.errors)
+    forms_sent = (import_form, pair_form, synthesis_form)
+    failed = any(form is not None and form.errors for form in forms_sent)
     return render(request, "annotator/manage/upload.html", context, status=400 if failed else 200)
 
 

@@ -23,6 +23,11 @@ urlpatterns = [
     ),
     path("p/<slug:slug>/upload/", manage_views.upload, name="upload"),
     path("p/<slug:slug>/upload/pair/", manage_views.upload_pair, name="upload_pair"),
+    path(
+        "p/<slug:slug>/upload/synthesize/",
+        manage_views.upload_synthesize,
+        name="upload_synthesize",
+    ),
     path("p/<slug:slug>/jobs/", manage_views.jobs, name="jobs"),
     path("jobs/<int:pk>/", manage_views.job_detail, name="job"),
     path("jobs/<int:pk>/cancel/", manage_views.job_stop, name="job_cancel"),

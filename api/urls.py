@@ -2,7 +2,17 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.permissions import AllowAny
 
-from api import annotate, auth, metrics, pairs, predictions, releases, review, views
+from api import (
+    annotate,
+    auth,
+    metrics,
+    pairs,
+    predictions,
+    releases,
+    review,
+    synthesis,
+    views,
+)
 
 app_name = "api"
 
@@ -18,6 +28,7 @@ urlpatterns = [
     path("projects/<slug:slug>/", views.ProjectDetail.as_view(), name="project-detail"),
     path("projects/<slug:slug>/pairs/", pairs.project_pairs_view, name="project-pairs"),
     path("projects/<slug:slug>/imports/", pairs.imports, name="project-imports"),
+    path("projects/<slug:slug>/synthesize/", synthesis.synthesize, name="project-synthesize"),
     path("pairs/<int:pk>/", pairs.pair_detail, name="pair-detail"),
     path("jobs/<int:pk>/", pairs.job_detail, name="job-detail"),
     path("projects/<slug:slug>/disputes/", review.disputes, name="project-disputes"),

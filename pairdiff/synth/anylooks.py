@@ -142,24 +142,36 @@ def noise_or_pixelate(
 def blur_or_sharpen(
     img: np.ndarray, an: Analysis, rng: np.random.Generator, turn: int
 ) -> Edit | None:
-    """Texture: a region is smoothed away or sharpened."""
-    r = pick_region(an, rng)
+    """Texture: a region is smoothed away, sharpened, or takes on a woven pattern (the one
+    texture change that shows even on a smooth photo)."""
+    r = pick_region(an, rng, textured=True)
     alpha, y, x = _alpha(r)
     out = img.copy()
     phrase = r.phrase(_size(img))
-    if turn % 2 == 0:
+    if turn % 3 == 0:
         sigma = float(rng.uniform(2.5, 4.0))
         m = int(3 * sigma) + 1
         top = ndi.gaussian_filter(_under(img, alpha, y, x, m), (sigma, sigma, 0))[m:-m, m:-m]
         box = composite(out, top, alpha, y, x)
         text, instruction = f"{cap(phrase)} became smooth and blurred.", f"Smooth {phrase}."
         return _local("region_blur", text, instruction, r, img, out, box, sigma=round(sigma, 2))
-    amount = float(rng.uniform(2.0, 3.0))
-    base = _under(img, alpha, y, x, 4)
-    top = (base + amount * (base - ndi.gaussian_filter(base, (1.5, 1.5, 0))))[4:-4, 4:-4]
+    if turn % 3 == 1:
+        amount = float(rng.uniform(2.0, 3.0))
+        base = _under(img, alpha, y, x, 4)
+        top = (base + amount * (base - ndi.gaussian_filter(base, (1.5, 1.5, 0))))[4:-4, 4:-4]
+        box = composite(out, top, alpha, y, x)
+        text, instruction = f"{cap(phrase)} became sharper and grittier.", f"Sharpen {phrase}."
+        return _local(
+            "region_sharpen", text, instruction, r, img, out, box, amount=round(amount, 2)
+        )
+    period, angle = float(rng.uniform(5.0, 9.0)), float(rng.uniform(0, np.pi))
+    yy, xx = np.mgrid[0 : alpha.shape[0], 0 : alpha.shape[1]].astype(np.float32)
+    weave = np.sin(2 * np.pi * (xx * np.cos(angle) + yy * np.sin(angle)) / period)
+    base = _under(img, alpha, y, x)
+    top = base * (1.0 + 0.3 * weave[..., None]) + 18.0 * weave[..., None]
     box = composite(out, top, alpha, y, x)
-    text, instruction = f"{cap(phrase)} became sharper and grittier.", f"Sharpen {phrase}."
-    return _local("region_sharpen", text, instruction, r, img, out, box, amount=round(amount, 2))
+    text, instruction = f"{cap(phrase)} took on a striped texture.", f"Give {phrase} stripes."
+    return _local("region_pattern", text, instruction, r, img, out, box, period=round(period, 1))
 
 
 def light(img: np.ndarray, an: Analysis, rng: np.random.Generator, turn: int) -> Edit | None:

@@ -18,8 +18,16 @@ from pairdiff.synth.regions import Analysis, Region
 _TOP = 8  # edits pick among this many of the most salient regions
 
 
-def pick_region(an: Analysis, rng: np.random.Generator, avoid: Region | None = None) -> Region:
-    pool = [r for r in an.regions[:_TOP] if r is not avoid] or list(an.regions)
+def pick_region(
+    an: Analysis, rng: np.random.Generator, avoid: Region | None = None, textured: bool = False
+) -> Region:
+    """One of the most salient regions (or, for edits that only show on texture — blur,
+    turning — one of the most textured inner ones)."""
+    ranked = list(an.regions)
+    if textured:
+        inner = [r for r in ranked if r.saliency > -500] or ranked
+        ranked = sorted(inner, key=lambda r: -r.texture)
+    pool = [r for r in ranked[:_TOP] if r is not avoid] or ranked
     return pool[int(rng.integers(len(pool)))]
 
 
@@ -81,7 +89,7 @@ def move_region(img: np.ndarray, an: Analysis, rng: np.random.Generator, turn: i
 
 def turn_region(img: np.ndarray, an: Analysis, rng: np.random.Generator, turn: int) -> Edit | None:
     """Motion: the region turns about its centre, as an object changing its pose would."""
-    r = pick_region(an, rng)
+    r = pick_region(an, rng, textured=True)
     h, w = r.mask.shape
     m = int(0.3 * max(h, w)) + 2
     pix, mask = _lift(img, r, m)

@@ -76,6 +76,7 @@ CATEGORIES: dict[str, tuple[str, str]] = {
     "region_pixelate": ("noise_resolution", "attribute"),
     "region_blur": ("texture", "attribute"),
     "region_sharpen": ("texture", "attribute"),
+    "region_pattern": ("texture", "attribute"),
     "region_resize": ("replacement_size", "object"),
     "region_replace": ("replacement_size", "object"),
     "text_alter": ("ocr_text", "attribute"),

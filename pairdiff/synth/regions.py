@@ -35,6 +35,7 @@ class Region:
     mask: np.ndarray
     colour: str  # "red", "dark blue", "bright", "dark"…
     saliency: float
+    texture: float = 0.0  # spread of lightness inside: what blurring or turning can show
 
     @cached_property
     def box(self) -> Xyxy:
@@ -84,7 +85,7 @@ def analyse(img: np.ndarray) -> Analysis:
         if mask is None:
             continue
         mask_full, y0, x0 = mask
-        out.append(Region(y0, x0, mask_full, _colour_word(inside, grey), score))
+        out.append(Region(y0, x0, mask_full, _colour_word(inside, grey), score, texture))
     out.sort(key=lambda r: -r.saliency)
     return Analysis(regions=tuple(out), grey=grey)
 
