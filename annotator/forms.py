@@ -18,7 +18,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile, UploadedFile
 from django.db import transaction
 from django.utils.text import slugify
 
-from annotator.models import Change, Membership, Pair, Preset, Project, Role, TierRule
+from annotator.models import Change, LeaseOrder, Membership, Pair, Preset, Project, Role, TierRule
+from annotator.screening import FLAG_LABELS
 from annotator.services import PairInput, membership_set, project_create, user_ensure
 from annotator.textformats import (
     categories_parse,
@@ -76,6 +77,15 @@ class ProjectForm(forms.ModelForm):
         help_text="Percent of each annotator's queue drawn from gold pairs (0–100).",
     )
 
+    screening_flags = forms.MultipleChoiceField(
+        label="Hold back pairs flagged",
+        choices=list(FLAG_LABELS.items()),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="A new pair with any of these flags (from pre-annotation) waits on the "
+        "Screening page until a lead accepts or rejects it. Pairs already started are not held.",
+    )
+
     class Meta:
         model = Project
         fields = [
@@ -89,10 +99,14 @@ class ProjectForm(forms.ModelForm):
             "guidelines",
             "show_predictions",
             "licence",
+            "lease_order",
+            "judge_prompt",
         ]
         widgets = {
             "preset": forms.RadioSelect,
             "tier_rule": forms.RadioSelect,
+            "lease_order": forms.RadioSelect,
+            "judge_prompt": forms.Textarea(attrs={"rows": 5, "spellcheck": "false"}),
             "description": forms.Textarea(attrs={"rows": 2}),
             "guidelines": forms.Textarea(attrs={"rows": 10}),
         }
@@ -101,6 +115,12 @@ class ProjectForm(forms.ModelForm):
             "**bold**, *italic*, `code`, [links](https://…). HTML is shown as text.",
             "show_predictions": "Annotators see model predictions as a starting point.",
             "licence": "Written into every release's dataset card.",
+            "lease_order": "Which unstarted pairs annotators get first; pairs someone started "
+            "always come first. Prioritised: pairs where pre-annotators disagree or are unsure, "
+            "and categories rare among accepted pairs.",
+            "judge_prompt": "The VLM judge's questions (vlm-judge backend); {instruction} is "
+            "replaced by the pair's instruction. Empty: MinCU's three questions. The answer "
+            "format is always added.",
         }
 
     def __init__(self, *args, **kwargs) -> None:
@@ -109,14 +129,18 @@ class ProjectForm(forms.ModelForm):
         self.fields["preset"].choices = Preset.choices  # a radio list without the blank choice
         self.fields["tier_rule"].choices = TierRule.choices
         self.fields["tier_rule"].required = False  # forms and scripts that omit it keep the rule
+        self.fields["lease_order"].choices = LeaseOrder.choices
+        self.fields["lease_order"].required = False
         if project.pk:
             del self.fields["slug"]
             self.fields["categories_text"].initial = categories_text(project.categories)
             self.fields["vocabulary_text"].initial = "\n".join(project.entity_vocabulary)
             self.fields["synonyms_text"].initial = synonyms_text(project.entity_synonyms)
             self.fields["gold_percent"].initial = round(project.gold_rate * 100, 2)
+            self.fields["screening_flags"].initial = list(project.screening_flags)
         # The agreement policy as it was, to tell whether verdicts must be recomputed.
         self._policy_before = self._policy(project)
+        self._queue_before = (list(project.screening_flags), project.lease_order)
 
     def preset_options(self) -> list[tuple[object, str]]:
         """The taxonomy radios, each with the categories it brings."""
@@ -132,6 +156,9 @@ class ProjectForm(forms.ModelForm):
 
     def clean_tier_rule(self) -> str:
         return self.cleaned_data["tier_rule"] or self.instance.tier_rule or TierRule.STRICT
+
+    def clean_lease_order(self) -> str:
+        return self.cleaned_data["lease_order"] or self.instance.lease_order or LeaseOrder.IMPORT
 
     def clean_iou_threshold(self) -> float:
         value = self.cleaned_data["iou_threshold"]
@@ -187,7 +214,7 @@ class ProjectForm(forms.ModelForm):
             categories=data["categories"],
         )
         fields = ("description", "iou_threshold", "tier_rule", "guidelines", "show_predictions")
-        for name in (*fields, "licence"):
+        for name in (*fields, "licence", "lease_order", "judge_prompt"):
             setattr(project, name, data[name])
         self._apply_parsed(project)
         project.save()
@@ -202,6 +229,12 @@ class ProjectForm(forms.ModelForm):
         project.save()
         return self._policy(project) != self._policy_before
 
+    def queue_changed(self) -> tuple[bool, bool]:
+        """After saving: (screening flags changed, lease order changed)."""
+        flags, order = self._queue_before
+        project = self.instance
+        return sorted(flags) != sorted(project.screening_flags), order != project.lease_order
+
     @staticmethod
     def _policy(project: Project) -> tuple:
         return (project.iou_threshold, project.tier_rule, project.entity_synonyms)
@@ -212,6 +245,7 @@ class ProjectForm(forms.ModelForm):
         project.entity_vocabulary = data["vocabulary_text"]
         project.entity_synonyms = data["synonyms_text"]
         project.gold_rate = round(data["gold_percent"] / 100, 4)
+        project.screening_flags = list(data.get("screening_flags") or [])
 
 
 # --- members ---------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ project's existence does not leak, and a member with another role gets 403.
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -28,6 +29,8 @@ from annotator.forms import (
 from annotator.forms_synthesis import SynthesisForm
 from annotator.models import Job, JobStatus, Membership, Project, Role
 from annotator.preannotation import BACKENDS, UnknownBackend, job_cancel, preannotate_queue
+from annotator.priorities import queue_priorities_refresh
+from annotator.screening import project_screen
 from annotator.services import PairRejected, pair_create
 from annotator.synthesis import SynthesisUnusable, synthesis_queue
 from annotator.textformats import guidelines_html
@@ -82,6 +85,11 @@ def project_settings(request: HttpRequest, slug: str) -> HttpResponse:
             job = None
             if form.save_changes():
                 job = agreements_recompute_queue(project=project, user=request.user)
+            screening_changed, order_changed = form.queue_changed()
+            if screening_changed:
+                project_screen(project=project)
+            if order_changed:
+                queue_priorities_refresh(project=project)
         messages.success(request, _saved_message(job))
         return redirect("annotator:project_settings", project.slug)
     guidelines = guidelines_html(project.guidelines)
@@ -278,6 +286,7 @@ def jobs(request: HttpRequest, slug: str) -> HttpResponse:
         "page": page,
         "running": any(job.status in _RUNNING for job in page.object_list),
         "backends": BACKENDS,
+        "vlm_ready": bool(settings.DIFFMARK_VLM_URL),
     }
     return render(request, "annotator/manage/jobs.html", context)
 

@@ -21,6 +21,7 @@ from django.db import transaction
 
 from annotator.jobs import job_create, job_finish, job_progress, job_start
 from annotator.models import Job, JobKind, JobStatus, Pair, Project
+from annotator.priorities import queue_priorities_refresh
 from annotator.services import PairInput, PairRejected, image_limits, pair_check, pairs_store
 from pairdiff.images import ImageRejected, inspect_image
 from pairdiff.sources import ImageSource, SourceError, open_source
@@ -154,6 +155,7 @@ def synthesis_run(
             job_progress(job, done=done)
             if progress:
                 progress(done, len(slots))
+    queue_priorities_refresh(project=project)
     status = JobStatus.SUCCEEDED if report.created or report.duplicates else JobStatus.FAILED
     job_finish(
         job,

@@ -15,6 +15,7 @@ from annotator.jobs import job_claim
 from annotator.labelstudio import labelstudio_import
 from annotator.models import Job, JobStatus
 from annotator.preannotation import preannotate_run
+from annotator.priorities import queue_priorities_refresh_all
 from annotator.sweeps import jobs_fail_stale, jobs_resend_queued, leases_expire
 from annotator.synthesis import SynthesisUnusable, synthesis_options, synthesis_run
 
@@ -96,6 +97,13 @@ def synthesize_pairs_job(job_id: int) -> dict | None:
             )
     job.refresh_from_db()
     return job.result
+
+
+@shared_task
+def refresh_queue_priorities() -> int:
+    """Beat: re-rank unstarted pairs of random and prioritised projects (accepted categories
+    drift as work is accepted)."""
+    return queue_priorities_refresh_all()
 
 
 @shared_task

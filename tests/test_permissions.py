@@ -52,6 +52,7 @@ MATRIX = [
     ("annotator:upload_pair", "post", "slug", _page(lead=400)),
     ("annotator:upload_synthesize", "post", "slug", _page(lead=400)),  # no zip sent
     ("annotator:jobs", "get", "slug", _page()),
+    ("annotator:screening", "get", "slug", _page()),
     ("annotator:job", "get", "job", _page()),
     ("annotator:job_cancel", "post", "job", _page(lead=302)),
     ("annotator:preannotate", "post", "slug", _page(lead=302)),
