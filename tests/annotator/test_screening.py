@@ -10,8 +10,8 @@ from rest_framework.test import APIClient
 from annotator.jobs import job_create
 from annotator.leasing import assignment_lease_next
 from annotator.models import Job, JobKind, Pair, PairEvent, PairStatus, Prediction
-from annotator.predictions import predictions_import
 from annotator.preannotation import preannotate_run
+from annotator.predictions import predictions_import
 from annotator.screening import project_screen, screening_counts
 from review.services import gold_answer_set
 from tests.conftest import PASSWORD
