@@ -31,6 +31,7 @@ from annotator.textformats import (
 from annotator.uploads import MAX_MANIFEST_BYTES, ImportFormat
 from pairdiff.manifest import MAX_ID_LENGTH, MAX_INSTRUCTION_LENGTH
 from pairdiff.taxonomy import PRESETS, preset_categories
+from pairdiff.vlm.judge import DEFAULT_QUESTIONS
 
 MANIFEST_SUFFIXES = (".jsonl", ".ndjson", ".csv")
 
@@ -106,7 +107,9 @@ class ProjectForm(forms.ModelForm):
             "preset": forms.RadioSelect,
             "tier_rule": forms.RadioSelect,
             "lease_order": forms.RadioSelect,
-            "judge_prompt": forms.Textarea(attrs={"rows": 5, "spellcheck": "false"}),
+            "judge_prompt": forms.Textarea(
+                attrs={"rows": 5, "spellcheck": "false", "placeholder": DEFAULT_QUESTIONS}
+            ),
             "description": forms.Textarea(attrs={"rows": 2}),
             "guidelines": forms.Textarea(attrs={"rows": 10}),
         }
