@@ -9,10 +9,9 @@ break a leasing invariant; at worst a caller sees the old order for one lease.
 
 from __future__ import annotations
 
-import hashlib
 from collections import defaultdict
 
-from django.db.models import Count
+from django.db.models import Count, F
 
 from annotator.models import (
     OPEN_STATUSES,
@@ -31,35 +30,34 @@ _NOT_PRE_ANNOTATORS = ("vlm-judge",)  # screeners answer other questions; no box
 
 def queue_priorities_refresh(*, project: Project) -> int:
     """Rewrite the priorities of the project's open pairs for its lease order; how many
-    changed."""
-    pairs = list(
-        Pair.objects.filter(project=project, status__in=OPEN_STATUSES).only(
-            "pk", "category_hint", "queue_priority"
-        )
-    )
+    changed. A few set-based UPDATEs, never one per pair: 100,000 pairs take seconds."""
+    open_pairs = Pair.objects.filter(project=project, status__in=OPEN_STATUSES)
     if project.lease_order == LeaseOrder.RANDOM:
-        wanted = {p.pk: _shuffled(project.pk, p.pk) for p in pairs}
-    elif project.lease_order == LeaseOrder.PRIORITISED:
-        wanted = _useful(project, pairs)
-    else:
-        wanted = {p.pk: 0 for p in pairs}
-    changed = [p for p in pairs if p.queue_priority != wanted[p.pk]]
-    for p in changed:
-        p.queue_priority = wanted[p.pk]
-    Pair.objects.bulk_update(changed, ["queue_priority"], batch_size=1000)
-    return len(changed)
+        # A multiplicative hash of the id: a stable shuffle, computed by the database.
+        shuffled = (F("id") * _KNUTH + project.pk) % (SCALE * SCALE)
+        return open_pairs.exclude(queue_priority=shuffled).update(queue_priority=shuffled)
+    if project.lease_order != LeaseOrder.PRIORITISED:
+        return open_pairs.exclude(queue_priority=0).update(queue_priority=0)
+    pairs = list(open_pairs.values_list("pk", "category_hint", "queue_priority"))
+    wanted = _useful(project, pairs)
+    groups: dict[int, list[int]] = defaultdict(list)
+    for pk, _, current in pairs:
+        if current != wanted[pk]:
+            groups[wanted[pk]].append(pk)
+    # One UPDATE per distinct priority (at most SCALE + 1 of them), in bounded id lists.
+    for value, pks in groups.items():
+        for start in range(0, len(pks), 5000):
+            Pair.objects.filter(pk__in=pks[start : start + 5000]).update(queue_priority=value)
+    return sum(len(pks) for pks in groups.values())
 
 
-def _shuffled(project_id: int, pair_id: int) -> int:
-    """A random-looking but stable place: the same pairs keep their order between refreshes."""
-    digest = hashlib.sha256(f"{project_id}:{pair_id}".encode()).digest()
-    return int.from_bytes(digest[:3], "big") % (SCALE * SCALE)
+_KNUTH = 2654435761  # Knuth's multiplicative hash constant; id * it stays within 64 bits
 
 
-def _useful(project: Project, pairs: list[Pair]) -> dict[int, int]:
+def _useful(project: Project, pairs: list[tuple[int, str, int]]) -> dict[int, int]:
     guesses: dict[int, list[Guess]] = defaultdict(list)
     rows = (
-        Prediction.objects.filter(pair__in=[p.pk for p in pairs], error="")
+        Prediction.objects.filter(pair__project=project, pair__status__in=OPEN_STATUSES, error="")
         .exclude(model_name__in=_NOT_PRE_ANNOTATORS)
         .values_list("pair_id", "changes", "confidence")
     )
@@ -67,11 +65,8 @@ def _useful(project: Project, pairs: list[Pair]) -> dict[int, int]:
         guesses[pair_id].append(Guess(changes=changes or [], confidence=confidence))
     accepted = accepted_by_category(project)
     return {
-        p.pk: round(
-            SCALE
-            * usefulness(guesses[p.pk], likely_category(p.category_hint, guesses[p.pk]), accepted)
-        )
-        for p in pairs
+        pk: round(SCALE * usefulness(guesses[pk], likely_category(hint, guesses[pk]), accepted))
+        for pk, hint, _ in pairs
     }
 
 
