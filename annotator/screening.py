@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet
 
 from annotator.models import Pair, PairEvent, PairStatus, Prediction, Project
 from pairdiff.predict import FLAGS as PIXELDIFF_FLAGS
@@ -105,20 +105,29 @@ def screened_decide(*, project: Project, pair_ids: Iterable[int], accept: bool, 
     return len(pairs)
 
 
-def screening_counts(project: Project) -> dict[str, float | int | None]:
+def screening_counts(
+    project: Project, *, status_counts: Mapping[str, int] | None = None
+) -> dict[str, float | int | None]:
     """What the dashboard shows: pairs ever held, waiting, accepted back, rejected, and the
-    share of all pairs screening removed (rejected or still waiting)."""
-    events = PairEvent.objects.filter(pair__project=project)
-    total = project.pairs.count()
-    waiting = screened_pairs(project).count()
-    rejected = events.filter(kind=REJECTED).values("pair").distinct().count()
-    held = events.filter(kind=SCREENED_OUT).values("pair").distinct().count()
-    accepted = events.filter(kind=ACCEPTED).values("pair").distinct().count()
+    share of all pairs screening removed (rejected or still waiting). One query for the
+    events; the status counts are read too unless the caller has them."""
+    if status_counts is None:
+        rows = project.pairs.values("status").annotate(n=Count("id"))
+        status_counts = {row["status"]: row["n"] for row in rows}
+    total = sum(status_counts.values())
+    waiting = status_counts.get(PairStatus.SCREENED_OUT, 0)
+    events = (
+        PairEvent.objects.filter(pair__project=project, kind__in=[SCREENED_OUT, ACCEPTED, REJECTED])
+        .values("kind")
+        .annotate(n=Count("pair", distinct=True))
+    )
+    by_kind = {row["kind"]: row["n"] for row in events}
+    rejected = by_kind.get(REJECTED, 0)
     removed = waiting + rejected
     return {
-        "held": held,
+        "held": by_kind.get(SCREENED_OUT, 0),
         "waiting": waiting,
-        "accepted": accepted,
+        "accepted": by_kind.get(ACCEPTED, 0),
         "rejected": rejected,
         "removed": removed,
         "percent": round(100 * removed / total, 1) if total else None,

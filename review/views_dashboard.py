@@ -25,5 +25,9 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
     if role != Role.LEAD:
         raise PermissionDenied("only leads see the quality dashboard")
     quality = project_quality(project=project)
-    context = {"project": project, "quality": quality, "screening": screening_counts(project)}
+    context = {
+        "project": project,
+        "quality": quality,
+        "screening": screening_counts(project, status_counts=quality.status_counts),
+    }
     return render(request, "review/dashboard.html", context)
