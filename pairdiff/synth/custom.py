@@ -123,7 +123,9 @@ class Outcome:
 
 
 def pair_key(photo: Photo, slot: Slot, seed: int) -> str:
-    return f"synth-{photo.sha256[:16]}-{seed}-{slot.index}"
+    """A neutral, stable id: annotators see it, and a gold pair mixed into their queue must not
+    announce itself as synthesized (leads see that in the pair's metadata)."""
+    return hashlib.sha256(f"{photo.sha256}:{seed}:{slot.index}".encode()).hexdigest()[:20]
 
 
 def synthesize(photo: Photo, slot: Slot, *, seed: int) -> Outcome:
