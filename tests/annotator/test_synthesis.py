@@ -125,6 +125,8 @@ def test_gold_pairs_and_a_mincu_project_get_its_own_categories(project, photos):
 
     gold = GoldAnswer.objects.filter(pair__project=project)
     assert gold.count() == 6
+    # annotators see the id: a honeypot must not announce itself
+    assert not any("synth" in p.external_id for p in Pair.objects.filter(project=project))
     assert Pair.objects.filter(project=project, is_gold=True).count() == 3
     mincu = {"attribute", "object", "counting", "relation"}
     assert {g.changes[0]["category"] for g in gold} <= mincu
