@@ -66,11 +66,11 @@ CATEGORIES: dict[str, tuple[str, str]] = {
     "downscale": ("noise_resolution", "attribute"),
     # Edits of any photo (pairdiff.synth.custom): one or two kinds per VDiff-Bench category.
     "region_move": ("position", "relation"),
-    "region_turn": ("motion", "relation"),
+    "region_turn": ("motion", "attribute"),  # a pose is the state of one object
     "region_recolour": ("regional_colour", "attribute"),
     "image_tint": ("global_colour", "attribute"),
     "region_remove": ("appear_disappear", "object"),
-    "region_add": ("appear_disappear", "object"),
+    "region_add": ("appear_disappear", "counting"),  # one more of the same: the count grows
     "region_noise": ("noise_resolution", "attribute"),
     "image_noise": ("noise_resolution", "attribute"),
     "region_pixelate": ("noise_resolution", "attribute"),
