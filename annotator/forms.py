@@ -20,6 +20,7 @@ from django.utils.text import slugify
 
 from annotator.models import (
     Change,
+    LeaseOrder,
     Membership,
     Pair,
     Preset,
@@ -28,6 +29,7 @@ from annotator.models import (
     RotatedBoxes,
     TierRule,
 )
+from annotator.screening import FLAG_LABELS
 from annotator.services import PairInput, membership_set, project_create, user_ensure
 from annotator.textformats import (
     categories_parse,
@@ -39,6 +41,7 @@ from annotator.textformats import (
 from annotator.uploads import MAX_MANIFEST_BYTES, ImportFormat
 from pairdiff.manifest import MAX_ID_LENGTH, MAX_INSTRUCTION_LENGTH
 from pairdiff.taxonomy import PRESETS, preset_categories
+from pairdiff.vlm.judge import DEFAULT_QUESTIONS
 
 MANIFEST_SUFFIXES = (".jsonl", ".ndjson", ".csv")
 
@@ -94,6 +97,14 @@ class ProjectForm(forms.ModelForm):
         help_text="A release is refused when a baseline that never looks at the images answers "
         "more of its questions than this (a lead may override). Chance is 33 %.",
     )
+    screening_flags = forms.MultipleChoiceField(
+        label="Hold back pairs flagged",
+        choices=list(FLAG_LABELS.items()),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="A new pair with any of these flags (from pre-annotation) waits on the "
+        "Screening page until a lead accepts or rejects it. Pairs already started are not held.",
+    )
 
     class Meta:
         model = Project
@@ -109,11 +120,17 @@ class ProjectForm(forms.ModelForm):
             "show_predictions",
             "licence",
             "rotated_boxes",
+            "lease_order",
+            "judge_prompt",
         ]
         widgets = {
             "preset": forms.RadioSelect,
             "tier_rule": forms.RadioSelect,
             "rotated_boxes": forms.RadioSelect,
+            "lease_order": forms.RadioSelect,
+            "judge_prompt": forms.Textarea(
+                attrs={"rows": 5, "spellcheck": "false", "placeholder": DEFAULT_QUESTIONS}
+            ),
             "description": forms.Textarea(attrs={"rows": 2}),
             "guidelines": forms.Textarea(attrs={"rows": 10}),
         }
@@ -123,6 +140,12 @@ class ProjectForm(forms.ModelForm):
             "show_predictions": "Annotators see model predictions as a starting point.",
             "licence": "Written into every release's dataset card.",
             "rotated_boxes": "Label Studio imports: what to do with a rotated rectangle.",
+            "lease_order": "Which unstarted pairs annotators get first; pairs someone started "
+            "always come first. Prioritised: pairs where pre-annotators disagree or are unsure, "
+            "and categories rare among accepted pairs.",
+            "judge_prompt": "The VLM judge's questions (vlm-judge backend); {instruction} is "
+            "replaced by the pair's instruction. Empty: MinCU's three questions. The answer "
+            "format is always added.",
         }
 
     def __init__(self, *args, **kwargs) -> None:
@@ -133,6 +156,8 @@ class ProjectForm(forms.ModelForm):
         self.fields["tier_rule"].required = False  # forms and scripts that omit it keep the rule
         self.fields["rotated_boxes"].choices = RotatedBoxes.choices
         self.fields["rotated_boxes"].required = False
+        self.fields["lease_order"].choices = LeaseOrder.choices
+        self.fields["lease_order"].required = False
         if project.pk:
             del self.fields["slug"]
             self.fields["categories_text"].initial = categories_text(project.categories)
@@ -142,8 +167,10 @@ class ProjectForm(forms.ModelForm):
             self.fields["baseline_percent"].initial = round(
                 project.question_baseline_limit * 100, 2
             )
+            self.fields["screening_flags"].initial = list(project.screening_flags)
         # The agreement policy as it was, to tell whether verdicts must be recomputed.
         self._policy_before = self._policy(project)
+        self._queue_before = (list(project.screening_flags), project.lease_order)
 
     def preset_options(self) -> list[tuple[object, str]]:
         """The taxonomy radios, each with the categories it brings."""
@@ -162,6 +189,9 @@ class ProjectForm(forms.ModelForm):
 
     def clean_rotated_boxes(self) -> str:
         return self.cleaned_data["rotated_boxes"] or self.instance.rotated_boxes
+
+    def clean_lease_order(self) -> str:
+        return self.cleaned_data["lease_order"] or self.instance.lease_order or LeaseOrder.IMPORT
 
     def clean_iou_threshold(self) -> float:
         value = self.cleaned_data["iou_threshold"]
@@ -218,7 +248,7 @@ class ProjectForm(forms.ModelForm):
         )
         fields = ("description", "iou_threshold", "tier_rule", "guidelines", "show_predictions")
         fields += ("rotated_boxes",)
-        for name in (*fields, "licence"):
+        for name in (*fields, "licence", "lease_order", "judge_prompt"):
             setattr(project, name, data[name])
         self._apply_parsed(project)
         project.save()
@@ -233,6 +263,12 @@ class ProjectForm(forms.ModelForm):
         project.save()
         return self._policy(project) != self._policy_before
 
+    def queue_changed(self) -> tuple[bool, bool]:
+        """After saving: (screening flags changed, lease order changed)."""
+        flags, order = self._queue_before
+        project = self.instance
+        return sorted(flags) != sorted(project.screening_flags), order != project.lease_order
+
     @staticmethod
     def _policy(project: Project) -> tuple:
         return (project.iou_threshold, project.tier_rule, project.entity_synonyms)
@@ -245,6 +281,7 @@ class ProjectForm(forms.ModelForm):
         project.gold_rate = round(data["gold_percent"] / 100, 4)
         if data.get("baseline_percent") is not None:
             project.question_baseline_limit = round(data["baseline_percent"] / 100, 4)
+        project.screening_flags = list(data.get("screening_flags") or [])
 
 
 # --- members ---------------------------------------------------------------------------------

@@ -101,7 +101,10 @@ def _lease_from(project: Project, user, *, gold: bool, now: datetime) -> Assignm
 def _take_slot(pair: Pair, project: Project, *, gold: bool) -> bool:
     """Count one more annotator on the pair, unless the pair is full (checked in the UPDATE)."""
     limit = Q() if gold else Q(n_taken__lt=project.overlap)
-    taken = Pair.objects.filter(limit, pk=pair.pk).update(n_taken=F("n_taken") + 1)
+    # Still open: the screening gate may have held the pair since the candidate was read.
+    taken = Pair.objects.filter(limit, pk=pair.pk, status__in=OPEN_STATUSES).update(
+        n_taken=F("n_taken") + 1
+    )
     if taken:
         Pair.objects.filter(
             pk=pair.pk, status__in=[PairStatus.IMPORTED, PairStatus.PRE_ANNOTATED]

@@ -6,9 +6,10 @@ project's existence does not leak, and a member with another role gets 403.
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
 from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
@@ -25,6 +26,7 @@ from annotator.forms import (
     ProjectForm,
     RoleForm,
 )
+from annotator.forms_synthesis import SynthesisForm
 from annotator.importing import ImportUnusable
 from annotator.labelstudio_upload import (
     labelstudio_queue,
@@ -35,7 +37,10 @@ from annotator.labelstudio_upload import (
 )
 from annotator.models import Job, JobStatus, Membership, Project, Role
 from annotator.preannotation import BACKENDS, UnknownBackend, job_cancel, preannotate_queue
+from annotator.priorities import queue_priorities_refresh
+from annotator.screening import project_screen
 from annotator.services import PairRejected, pair_create
+from annotator.synthesis import SynthesisUnusable, synthesis_queue
 from annotator.textformats import guidelines_html
 from annotator.uploads import ImportFormat, import_queue
 from review.services import agreements_recompute_queue
@@ -88,6 +93,11 @@ def project_settings(request: HttpRequest, slug: str) -> HttpResponse:
             job = None
             if form.save_changes():
                 job = agreements_recompute_queue(project=project, user=request.user)
+            screening_changed, order_changed = form.queue_changed()
+            if screening_changed:
+                project_screen(project=project)
+            if order_changed:
+                queue_priorities_refresh(project=project)
         messages.success(request, _saved_message(job))
         return redirect("annotator:project_settings", project.slug)
     guidelines = guidelines_html(project.guidelines)
@@ -279,21 +289,45 @@ def upload_pair(request: HttpRequest, slug: str) -> HttpResponse:
     return _upload_page(request, project, pair_form=form)
 
 
+@require_POST
+@login_required
+def upload_synthesize(request: HttpRequest, slug: str) -> HttpResponse:
+    """Single photos become pairs with known answers, as a job whose page shows progress."""
+    project = _lead_project(request, slug)
+    form = SynthesisForm(request.POST, request.FILES)
+    if form.is_valid():
+        try:
+            job = synthesis_queue(
+                project=project,
+                images=form.cleaned_data["images"],
+                options=form.options(),
+                user=request.user,
+            )
+        except (SynthesisUnusable, ValidationError) as exc:
+            form.add_error(None, str(exc))
+        else:
+            return redirect("annotator:job", job.pk)
+    return _upload_page(request, project, synthesis_form=form)
+
+
 def _upload_page(
     request: HttpRequest,
     project: Project,
     *,
     import_form: ImportForm | None = None,
     pair_form: PairForm | None = None,
+    synthesis_form: SynthesisForm | None = None,
 ) -> HttpResponse:
     context = {
         "project": project,
         "tab": "upload",
         "import_form": import_form or ImportForm(),
         "pair_form": pair_form or PairForm(project=project),
-        "recent": selectors.project_jobs(project).filter(kind="import")[:5],
+        "synthesis_form": synthesis_form or SynthesisForm(),
+        "recent": selectors.project_jobs(project).filter(kind__in=["import", "synthesize"])[:5],
     }
-    failed = (import_form and import_form.errors) or (pair_form and pair_form.errors)
+    forms_sent = (import_form, pair_form, synthesis_form)
+    failed = any(form is not None and form.errors for form in forms_sent)
     return render(request, "annotator/manage/upload.html", context, status=400 if failed else 200)
 
 
@@ -311,6 +345,7 @@ def jobs(request: HttpRequest, slug: str) -> HttpResponse:
         "page": page,
         "running": any(job.status in _RUNNING for job in page.object_list),
         "backends": BACKENDS,
+        "vlm_ready": bool(settings.DIFFMARK_VLM_URL),
     }
     return render(request, "annotator/manage/jobs.html", context)
 

@@ -28,6 +28,8 @@ class PairStatus(models.TextChoices):
     ACCEPTED = "accepted", "Accepted"
     DISPUTED = "disputed", "Disputed"
     REJECTED = "rejected", "Rejected"
+    # Held back by the project's screening gate until a lead accepts or rejects it.
+    SCREENED_OUT = "screened_out", "Screened out"
 
 
 # Pairs that still take annotations.
@@ -76,6 +78,14 @@ class RotatedBoxes(models.TextChoices):
     REFUSE = "refuse", "Refuse the annotation that has it"
 
 
+class LeaseOrder(models.TextChoices):
+    """The order in which annotators are given the pairs nobody has started yet."""
+
+    IMPORT = "import", "Import order"
+    RANDOM = "random", "Random"
+    PRIORITISED = "prioritised", "Prioritised: most useful first"
+
+
 class Project(models.Model):
     slug = models.SlugField(max_length=64, unique=True)
     name = models.CharField(max_length=200)
@@ -100,6 +110,13 @@ class Project(models.Model):
     labelstudio = models.JSONField(default=dict, blank=True)
     # The best text-only baseline a release's questions may reach before its build is refused.
     question_baseline_limit = models.FloatField(default=0.4)
+    # Screening flags (pixeldiff's, the VLM judge's) that hold a new pair back from annotators
+    # until a lead accepts it (annotator/screening.py).
+    screening_flags = models.JSONField(default=list, blank=True)
+    judge_prompt = models.TextField(blank=True)  # "" = the built-in MinCU questions
+    lease_order = models.CharField(
+        max_length=16, choices=LeaseOrder.choices, default=LeaseOrder.IMPORT
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     created_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL)
 
@@ -119,6 +136,7 @@ class Project(models.Model):
             _choices_check("preset", Preset, "project_preset_valid"),
             _choices_check("tier_rule", TierRule, "project_tier_rule_valid"),
             _choices_check("rotated_boxes", RotatedBoxes, "project_rotated_boxes_valid"),
+            _choices_check("lease_order", LeaseOrder, "project_lease_order_valid"),
         ]
 
     def __str__(self) -> str:
@@ -154,6 +172,7 @@ class JobKind(models.TextChoices):
     RECOMPUTE = "recompute", "Agreement recompute"
     RELEASE = "release", "Release"
     EVALUATE = "evaluate", "Evaluation"
+    SYNTHESIZE = "synthesize", "Synthesis"
 
 
 class JobStatus(models.TextChoices):
@@ -232,6 +251,9 @@ class Pair(models.Model):
     n_submitted = models.PositiveSmallIntegerField(default=0)
     # Gold pairs have a known answer; they are mixed into every annotator's queue.
     is_gold = models.BooleanField(default=False)
+    # The queue's order among pairs nobody started (higher first), written by
+    # annotator/priorities.py from the project's lease order; 0 for import order.
+    queue_priority = models.IntegerField(default=0)
     import_job = models.ForeignKey(
         Job, null=True, blank=True, on_delete=models.SET_NULL, related_name="pairs"
     )
@@ -242,9 +264,9 @@ class Pair(models.Model):
         ordering = ["id"]
         indexes = [
             models.Index(fields=["project", "status"], name="pair_project_status"),
-            # The queue: open pairs, those someone already started first.
+            # The queue: open pairs, those someone already started first, then by priority.
             models.Index(
-                fields=["project", "is_gold", "-n_taken", "id"],
+                fields=["project", "is_gold", "-n_taken", "-queue_priority", "id"],
                 condition=Q(status__in=OPEN_STATUSES),
                 name="pair_queue",
             ),
@@ -395,6 +417,7 @@ class Prediction(models.Model):
     changes = models.JSONField(default=list)
     flags = models.JSONField(default=list, blank=True)
     error = models.TextField(blank=True)  # why the model gave no usable answer, if it did not
+    reasons = models.JSONField(default=dict, blank=True)  # flag → why, in words (a judge's)
     job = models.ForeignKey(Job, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
 

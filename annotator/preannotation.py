@@ -13,42 +13,59 @@ from django.db import transaction
 
 from annotator.jobs import job_create, job_finish, job_progress, job_start
 from annotator.models import Job, JobKind, JobStatus, Pair, PairStatus, Prediction, Project
+from annotator.priorities import queue_priorities_refresh
+from annotator.screening import pair_screen
 from annotator.services import image_limits
 from config.enqueue import enqueue_on_commit
 from pairdiff.predict import PredictionResult, Predictor
 
 BATCH_SIZE = 20
-BACKENDS = ("pixeldiff", "vlm")
+BACKENDS = ("pixeldiff", "vlm", "vlm-judge")
+_VLM_BACKENDS = ("vlm", "vlm-judge")
 
 
 class UnknownBackend(ValueError):
     pass
 
 
-def predictor_for(backend: str) -> Predictor:
-    """The configured predictor behind a backend name (see README: DIFFMARK_VLM_*)."""
+def predictor_for(backend: str, *, questions: str = "") -> Predictor:
+    """The configured predictor behind a backend name (see README: DIFFMARK_VLM_*); for the
+    judge, `questions` are the project's own wording of MinCU's screening questions."""
     if backend == "pixeldiff":
         from pairdiff.pixeldiff import PixelDiff  # numpy/scikit-image: load only when used
 
         return PixelDiff()
-    if backend == "vlm":
+    if backend in _VLM_BACKENDS:
         from pairdiff.vlm import VlmPredictor
+        from pairdiff.vlm.judge import VlmJudge
 
-        if not settings.DIFFMARK_VLM_URL:
-            raise UnknownBackend(
-                "the vlm backend needs DIFFMARK_VLM_URL (an OpenAI-compatible API)"
-            )
+        backend_check(backend)
+        options = {
+            "base_url": settings.DIFFMARK_VLM_URL,
+            "model": settings.DIFFMARK_VLM_MODEL,
+            "api_key": settings.DIFFMARK_VLM_API_KEY or None,
+            "timeout": settings.DIFFMARK_VLM_TIMEOUT,
+            "image_limits": image_limits(),  # the same limits the import applied
+        }
         try:
-            return VlmPredictor(
-                base_url=settings.DIFFMARK_VLM_URL,
-                model=settings.DIFFMARK_VLM_MODEL,
-                api_key=settings.DIFFMARK_VLM_API_KEY or None,
-                timeout=settings.DIFFMARK_VLM_TIMEOUT,
-                image_limits=image_limits(),  # the same limits the import applied
-            )
+            if backend == "vlm-judge":
+                return VlmJudge(questions=questions, **options)
+            return VlmPredictor(**options)
         except ValueError as exc:
-            raise UnknownBackend(f"the vlm backend is misconfigured: {exc}") from exc
+            raise UnknownBackend(f"the {backend} backend is misconfigured: {exc}") from exc
     raise UnknownBackend(f"unknown backend {backend!r} (known: {', '.join(BACKENDS)})")
+
+
+def backend_check(backend: str) -> None:
+    """UnknownBackend, before any job exists, for a name we do not know or a model server that
+    is not configured (a job created anyway would only fail on the worker)."""
+    if backend not in BACKENDS:
+        raise UnknownBackend(f"unknown backend {backend!r} (known: {', '.join(BACKENDS)})")
+    if backend in _VLM_BACKENDS and not settings.DIFFMARK_VLM_URL:
+        raise UnknownBackend(
+            f"the {backend} backend needs DIFFMARK_VLM_URL (an OpenAI-compatible API); "
+            "ask your administrator to set it, or use pixeldiff"
+        )
 
 
 def preannotate_queue(
@@ -57,8 +74,7 @@ def preannotate_queue(
     """Queue a pre-annotation job (after commit); UnknownBackend for a name we do not know."""
     from annotator.tasks import preannotate_job  # the task module imports this one
 
-    if backend not in BACKENDS:
-        raise UnknownBackend(f"unknown backend {backend!r} (known: {', '.join(BACKENDS)})")
+    backend_check(backend)
     params = {"backend": backend, "pairs": pair_ids}
     job = job_create(kind=JobKind.PREANNOTATE, project=project, user=user, params=params)
     enqueue_on_commit(preannotate_job, job.pk)
@@ -77,7 +93,7 @@ def job_cancel(*, job: Job) -> bool:
 def preannotate_run(*, job: Job, predictor: Predictor | None = None) -> None:
     """Predict every selected pair of the job's project (the open, not yet annotated ones by
     default), in batches, reporting progress; stops early when the job is cancelled."""
-    predictor = predictor or predictor_for(job.params["backend"])
+    predictor = predictor or _predictor(job)
     pairs = _selected(job)
     job_start(job, total=len(pairs))
     outcome: Counter[str] = Counter()
@@ -102,6 +118,7 @@ def preannotate_run(*, job: Job, predictor: Predictor | None = None) -> None:
             # Per pair, not per batch: a slow model (up to DIFFMARK_VLM_TIMEOUT a pair) must
             # not look like a dead worker to the stale-job sweep.
             job_progress(job, done=done)
+    queue_priorities_refresh(project=job.project)  # disagreement is known now
     job_finish(
         job,
         status=JobStatus.SUCCEEDED,
@@ -111,6 +128,13 @@ def preannotate_run(*, job: Job, predictor: Predictor | None = None) -> None:
         if pairs
         else "nothing to pre-annotate: every pair is already in annotation or decided",
     )
+
+
+def _predictor(job: Job) -> Predictor:
+    backend = job.params["backend"]
+    if backend == "vlm-judge":  # the judge asks the project's own questions
+        return predictor_for(backend, questions=job.project.judge_prompt)
+    return predictor_for(backend)
 
 
 def _selected(job: Job) -> list[Pair]:
@@ -142,9 +166,11 @@ def _store(pair: Pair, predictor: Predictor, result: PredictionResult, job: Job)
             "flags": list(result.flags) + (["error"] if result.error else []),
             "confidence": result.confidence,
             "error": result.error[:2000],
+            "reasons": dict(result.reasons),
             "job": job,
         },
     )
     Pair.objects.filter(pk=pair.pk, status=PairStatus.IMPORTED).update(
         status=PairStatus.PRE_ANNOTATED
     )
+    pair_screen(pair=pair, flags=list(result.flags), reasons=dict(result.reasons))

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 
 from annotator.models import Pair, PairStatus, Prediction, Project
+from annotator.screening import pair_screen
 from annotator.submitting import answer_rules
 from pairdiff.answers import AnswerInvalid, parse_answer
 from pairdiff.predict import FLAGS
@@ -90,6 +91,7 @@ def _import_row(project: Project, line: str) -> None:
     Pair.objects.filter(pk=pair.pk, status=PairStatus.IMPORTED).update(
         status=PairStatus.PRE_ANNOTATED
     )
+    pair_screen(pair=pair, flags=flags, reasons={})
 
 
 def _pair(project: Project, row: dict) -> Pair:

@@ -133,7 +133,9 @@ def queue_candidates(project: Project, user, *, gold: bool) -> QuerySet[Pair]:
     pairs = Pair.objects.filter(project=project, status__in=OPEN_STATUSES, is_gold=gold)
     if not gold:
         pairs = pairs.filter(n_taken__lt=project.overlap)
-    return pairs.filter(~Exists(own)).order_by("-n_taken", "id")
+    # Started pairs first (so pairs get finished), then the lease order's priority
+    # (annotator/priorities.py): one partial index (pair_queue) serves every order.
+    return pairs.filter(~Exists(own)).order_by("-n_taken", "-queue_priority", "id")
 
 
 # --- leads' pages ----------------------------------------------------------------------------

@@ -29,6 +29,8 @@ STALE_ADVICE = {
     "(it replaces this model's predictions)",
     JobKind.RECOMPUTE: "start the recompute again",
     JobKind.EVALUATE: "nothing was scored; send the predictions again",
+    JobKind.SYNTHESIZE: "the pairs made so far are kept; start the synthesis again with the "
+    "same seed (pairs already made are reported as duplicates)",
 }
 
 
@@ -101,13 +103,19 @@ def jobs_resend_queued(*, now: datetime | None = None) -> list[int]:
 
 
 def _task_for(job: Job) -> tuple | None:
-    from annotator.tasks import import_pairs_job, preannotate_job  # tasks import this module
+    from annotator.tasks import (  # the tasks import this module
+        import_pairs_job,
+        preannotate_job,
+        synthesize_pairs_job,
+    )
     from review.tasks import build_release, recompute_agreements, score_evaluation
 
     if job.kind == JobKind.IMPORT:
         return import_pairs_job, job.pk
     if job.kind == JobKind.PREANNOTATE:
         return preannotate_job, job.pk
+    if job.kind == JobKind.SYNTHESIZE:
+        return synthesize_pairs_job, job.pk
     if job.kind == JobKind.RECOMPUTE:
         return recompute_agreements, job.pk
     if job.kind == JobKind.RELEASE and job.params.get("release"):

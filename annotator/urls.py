@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotator import manage_views, views
+from annotator import manage_views, screening_views, views
 
 app_name = "annotator"
 
@@ -23,7 +23,13 @@ urlpatterns = [
     ),
     path("p/<slug:slug>/upload/", manage_views.upload, name="upload"),
     path("p/<slug:slug>/upload/pair/", manage_views.upload_pair, name="upload_pair"),
+    path(
+        "p/<slug:slug>/upload/synthesize/",
+        manage_views.upload_synthesize,
+        name="upload_synthesize",
+    ),
     path("p/<slug:slug>/jobs/", manage_views.jobs, name="jobs"),
+    path("p/<slug:slug>/screening/", screening_views.screening, name="screening"),
     path("jobs/<int:pk>/", manage_views.job_detail, name="job"),
     path("jobs/<int:pk>/cancel/", manage_views.job_stop, name="job_cancel"),
     path("p/<slug:slug>/preannotate/", manage_views.preannotate, name="preannotate"),

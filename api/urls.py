@@ -11,6 +11,7 @@ from api import (
     predictions,
     releases,
     review,
+    synthesis,
     views,
 )
 
@@ -28,6 +29,7 @@ urlpatterns = [
     path("projects/<slug:slug>/", views.ProjectDetail.as_view(), name="project-detail"),
     path("projects/<slug:slug>/pairs/", pairs.project_pairs_view, name="project-pairs"),
     path("projects/<slug:slug>/imports/", pairs.imports, name="project-imports"),
+    path("projects/<slug:slug>/synthesize/", synthesis.synthesize, name="project-synthesize"),
     path("pairs/<int:pk>/", pairs.pair_detail, name="pair-detail"),
     path("jobs/<int:pk>/", pairs.job_detail, name="job-detail"),
     path("projects/<slug:slug>/disputes/", review.disputes, name="project-disputes"),

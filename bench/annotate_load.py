@@ -1,6 +1,7 @@
 """The annotator loop under load: N pairs on PostgreSQL, C concurrent clients over HTTP.
 
     .venv/bin/python bench/annotate_load.py [--pairs 100000] [--clients 16] [--seconds 60]
+                                            [--lease-order import|random|prioritised]
 
 Starts gunicorn on 127.0.0.1 against BENCH_DATABASE_URL (default: `diffmark_bench_load` on the
 local PostgreSQL, recreated), gives each client an annotator with an API token, loops
@@ -50,6 +51,22 @@ def _environment(workdir: Path, database_url: str) -> dict[str, str]:
         "DIFFMARK_TOKEN_RATE": "10000/minute",
         "LOG_LEVEL": "WARNING",
     }
+
+
+def _order(slug: str, lease_order: str) -> None:
+    """Switch the project's lease order and time the priority refresh it triggers."""
+    from annotator.models import Project
+    from annotator.priorities import queue_priorities_refresh
+
+    project = Project.objects.get(slug=slug)
+    project.lease_order = lease_order
+    project.save(update_fields=["lease_order"])
+    started = time.perf_counter()
+    changed = queue_priorities_refresh(project=project)
+    print(
+        f"lease order {lease_order}: {changed} priorities rewritten in "
+        f"{time.perf_counter() - started:.1f} s"
+    )
 
 
 def _seed(n_pairs: int, n_clients: int) -> tuple[str, list[str], int]:
@@ -245,12 +262,18 @@ def _measure_workspace(slug: str) -> None:
 
 
 def main() -> None:
+    global PORT
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=100_000)
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument(
+        "--lease-order", default="import", choices=["import", "random", "prioritised"]
+    )
+    parser.add_argument("--port", type=int, default=PORT, help="a free port of your own")
     args = parser.parse_args()
+    PORT = args.port
     database_url = os.environ.get("BENCH_DATABASE_URL", LOCAL_POSTGRES + "diffmark_bench_load")
     if not database_url.startswith("postgres"):
         sys.exit("this benchmark needs PostgreSQL (BENCH_DATABASE_URL=postgres://…)")
@@ -259,6 +282,8 @@ def main() -> None:
         os.environ.update(env)
         recreate_database(database_url)
         slug, tokens, _ = _seed(args.pairs, args.clients)
+        if args.lease_order != "import":
+            _order(slug, args.lease_order)
         server = gunicorn_start(ROOT, env, host=HOST, port=PORT, workers=args.workers)
         try:
             results = _run_clients(slug, tokens, args.seconds)

@@ -2,10 +2,17 @@
 
     .venv/bin/python bench/pixeldiff.py [--seeds 5] [--first-seed 0] [--per-kind 1]
                                         [--speed-pairs 24]
+    .venv/bin/python bench/pixeldiff.py --synthesized [--photos DIR] [--per-image 10]
+                                        [--seeds 1]
 
 Pairs come from the demo generator (real photos, programmatic edits, known boxes). Seed s
 supplies the pairs 12·(s·per_kind + j) + k for every kind k, so every seed shows each kind at a
 different turn of its sources (which photo, object, tint; local or global lighting and noise).
+
+With --synthesized the pairs are made the way `manage.py synthesize` makes them (any photo,
+regions found in it, all ten VDiff-Bench categories): from the photos in DIR, or by default
+from scikit-image photos the demo never uses (both motorcycle views, the retina, the clock,
+the cells, the text), so pixeldiff is measured on pairs it was not tuned on.
 
 Per edit kind and per VDiff-Bench category:
   iou      mean IoU of the best-matching predicted box to each true box, per side (sides that
@@ -32,6 +39,7 @@ import io  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from collections import defaultdict  # noqa: E402
+from collections.abc import Iterable, Iterator  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -42,6 +50,8 @@ from pairdiff.geometry import Box, iou  # noqa: E402
 from pairdiff.pixeldiff import PixelDiff  # noqa: E402
 from pairdiff.predict import NO_VISIBLE_CHANGE, PredictedChange, PredictionResult  # noqa: E402
 from pairdiff.synth import EDIT_KINDS, SynthPair, make_pair  # noqa: E402
+from pairdiff.synth.custom import CATEGORIES as SYNTH_CATEGORIES  # noqa: E402
+from pairdiff.synth.custom import photo_load, plan, synthesize  # noqa: E402
 from pairdiff.taxonomy import VDIFF  # noqa: E402
 
 CATEGORIES = [c.slug for c in VDIFF]
@@ -122,24 +132,65 @@ def label(pair: SynthPair) -> str:
     return f"{kind} ({scope})" if scope else kind
 
 
-def accuracy(predictor: PixelDiff, seeds: range, per_kind: int) -> None:
+def demo_pairs(seeds: range, per_kind: int) -> Iterator[SynthPair]:
+    for seed in seeds:
+        for j in range(per_kind):
+            for k in range(len(EDIT_KINDS)):
+                yield make_pair(len(EDIT_KINDS) * (seed * per_kind + j) + k, seed)
+
+
+def _png(pixels) -> bytes:
+    out = io.BytesIO()
+    Image.fromarray(pixels).save(out, format="PNG", compress_level=1)
+    return out.getvalue()
+
+
+def bench_photos(folder: Path | None) -> list[tuple[str, bytes]]:
+    """(name, bytes) of the photos to synthesize from: a folder's, or scikit-image's that the
+    demo never edits."""
+    if folder is not None:
+        return [(p.name, p.read_bytes()) for p in sorted(folder.iterdir()) if p.is_file()]
+    from skimage import data
+
+    left, right = data.stereo_motorcycle()[:2]
+    return [
+        ("motorcycle_left.png", _png(left)),
+        ("motorcycle_right.png", _png(right)),
+        ("retina.png", _png(data.retina()[::3, ::3])),
+        ("clock.png", _png(data.clock())),
+        ("cell.png", _png(data.cell())),
+        ("text.png", _png(data.text())),
+    ]
+
+
+def synthesized_pairs(
+    photos: list[tuple[str, bytes]], per_image: int, seeds: range, skipped: list[str]
+) -> Iterator[SynthPair]:
+    loaded = [photo_load(data, name) for name, data in photos]
+    for seed in seeds:
+        for slot in plan(len(loaded), per_image, SYNTH_CATEGORIES):
+            outcome = synthesize(loaded[slot.photo], slot, seed=seed)
+            if outcome.pair is None:
+                skipped.append(f"{loaded[slot.photo].name} #{slot.index} {slot.category}")
+            else:
+                yield outcome.pair
+
+
+def accuracy(predictor: PixelDiff, pairs: Iterable[SynthPair]) -> None:
     by_kind: dict[str, Tally] = defaultdict(Tally)
     by_category: dict[str, Tally] = defaultdict(Tally)
     total = Tally()
     errors = []
-    for seed in seeds:
-        for j in range(per_kind):
-            for k in range(len(EDIT_KINDS)):
-                pair = make_pair(len(EDIT_KINDS) * (seed * per_kind + j) + k, seed)
-                result = predictor.predict(pair.image_a, pair.image_b, categories=CATEGORIES)
-                if result.error:
-                    errors.append(f"{pair.key}: {result.error}")
-                tally = score(pair, result)
-                by_kind[label(pair)].add(tally)
-                by_category[pair.changes[0].category].add(tally)
-                total.add(tally)
+    for pair in pairs:
+        result = predictor.predict(pair.image_a, pair.image_b, categories=CATEGORIES)
+        if result.error:
+            errors.append(f"{pair.key}: {result.error}")
+        tally = score(pair, result)
+        by_kind[label(pair)].add(tally)
+        by_category[pair.changes[0].category].add(tally)
+        total.add(tally)
     print(HEADER)
-    for name in sorted(by_kind, key=lambda n: (EDIT_KINDS.index(n.split(" ")[0]), n)):
+    for name in sorted(by_kind, key=lambda n: (_kind_rank(n.split(" ")[0]), n)):
         print(by_kind[name].row(name))
     print("-" * len(HEADER))
     for name in [c for c in CATEGORIES if c in by_category]:
@@ -148,6 +199,10 @@ def accuracy(predictor: PixelDiff, seeds: range, per_kind: int) -> None:
     print(total.row("all"))
     for line in errors:
         print("error:", line)
+
+
+def _kind_rank(kind: str) -> int:
+    return EDIT_KINDS.index(kind) if kind in EDIT_KINDS else len(EDIT_KINDS)
 
 
 def _resized(data: bytes, side: int) -> bytes:
@@ -181,16 +236,31 @@ def main() -> None:
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--per-kind", type=int, default=1)
     parser.add_argument("--speed-pairs", type=int, default=24)
+    parser.add_argument("--synthesized", action="store_true", help="pairs from any photo")
+    parser.add_argument("--photos", type=Path, default=None, help="folder of photos")
+    parser.add_argument("--per-image", type=int, default=10)
     args = parser.parse_args()
     predictor = PixelDiff()
     started = time.perf_counter()
     seeds = range(args.first_seed, args.first_seed + args.seeds)
-    print(
-        f"pixeldiff v{predictor.version}: seeds {seeds.start}-{seeds.stop - 1}, "
-        f"{args.per_kind} pair(s) per kind and seed, {len(EDIT_KINDS)} kinds"
-    )
-    accuracy(predictor, seeds, args.per_kind)
-    speed(predictor, args.speed_pairs)
+    if args.synthesized:
+        photos = bench_photos(args.photos)
+        skipped: list[str] = []
+        print(
+            f"pixeldiff v{predictor.version} on synthesized pairs: {len(photos)} photos "
+            f"({', '.join(n for n, _ in photos)}), {args.per_image} pairs each, "
+            f"seeds {seeds.start}-{seeds.stop - 1}"
+        )
+        accuracy(predictor, synthesized_pairs(photos, args.per_image, seeds, skipped))
+        for line in skipped:
+            print("skipped (no visible, confined edit found):", line)
+    else:
+        print(
+            f"pixeldiff v{predictor.version}: seeds {seeds.start}-{seeds.stop - 1}, "
+            f"{args.per_kind} pair(s) per kind and seed, {len(EDIT_KINDS)} kinds"
+        )
+        accuracy(predictor, demo_pairs(seeds, args.per_kind))
+        speed(predictor, args.speed_pairs)
     print(f"bench ran {time.perf_counter() - started:.0f} s")
 
 

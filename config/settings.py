@@ -173,6 +173,7 @@ CELERY_BEAT_SCHEDULE = {
         ("fail-stale-jobs", "annotator.tasks.fail_stale_jobs", DIFFMARK_SWEEP_SECONDS),
         ("resend-review-work", "review.tasks.resend_review_work", DIFFMARK_SWEEP_SECONDS),
         ("fail-stale-releases", "review.tasks.fail_stale_releases", DIFFMARK_SWEEP_SECONDS),
+        ("refresh-queue-priorities", "annotator.tasks.refresh_queue_priorities", 600),
     ]
 }
 

@@ -49,6 +49,7 @@ class PredictionResult:
     confidence: float | None = None
     error: str = ""
     raw: str = field(default="", repr=False)  # the model's reply as received, for debugging
+    reasons: dict[str, str] = field(default_factory=dict)  # flag → why, in words (a judge's)
 
 
 class Predictor(Protocol):

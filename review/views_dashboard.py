@@ -9,6 +9,7 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
 from annotator.models import Project, Role
+from annotator.screening import screening_counts
 from annotator.selectors import project_role
 from review.dashboard import project_quality
 
@@ -24,4 +25,9 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
     if role != Role.LEAD:
         raise PermissionDenied("only leads see the quality dashboard")
     quality = project_quality(project=project)
-    return render(request, "review/dashboard.html", {"project": project, "quality": quality})
+    context = {
+        "project": project,
+        "quality": quality,
+        "screening": screening_counts(project, status_counts=quality.status_counts),
+    }
+    return render(request, "review/dashboard.html", context)

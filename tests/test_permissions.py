@@ -50,7 +50,9 @@ MATRIX = [
     ("annotator:member_remove", "post", "member", _page(lead=302)),
     ("annotator:upload", "get", "slug", _page()),
     ("annotator:upload_pair", "post", "slug", _page(lead=400)),
+    ("annotator:upload_synthesize", "post", "slug", _page(lead=400)),  # no zip sent
     ("annotator:jobs", "get", "slug", _page()),
+    ("annotator:screening", "get", "slug", _page()),
     ("annotator:job", "get", "job", _page()),
     ("annotator:job_cancel", "post", "job", _page(lead=302)),
     ("annotator:preannotate", "post", "slug", _page(lead=302)),
@@ -77,6 +79,7 @@ MATRIX = [
     ("api:project-detail", "get", "slug", _api(annotator_1=200, researcher=200)),
     ("api:project-pairs", "get", "slug", _api()),
     ("api:project-imports", "post", "slug", _api(lead=415)),  # multipart only
+    ("api:project-synthesize", "post", "slug", _api(lead=415)),  # multipart only
     ("api:pair-detail", "get", "pair", _api(annotator_1=404, researcher=404)),
     ("api:job-detail", "get", "job", _api(annotator_1=404, researcher=404)),
     ("api:project-disputes", "get", "slug", _api()),

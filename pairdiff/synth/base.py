@@ -64,6 +64,25 @@ CATEGORIES: dict[str, tuple[str, str]] = {
     "global_colour": ("global_colour", "attribute"),
     "resize_object": ("replacement_size", "object"),
     "downscale": ("noise_resolution", "attribute"),
+    # Edits of any photo (pairdiff.synth.custom): one or two kinds per VDiff-Bench category.
+    "region_move": ("position", "relation"),
+    "region_turn": ("motion", "attribute"),  # a pose is the state of one object
+    "region_recolour": ("regional_colour", "attribute"),
+    "image_tint": ("global_colour", "attribute"),
+    "region_remove": ("appear_disappear", "object"),
+    "region_add": ("appear_disappear", "counting"),  # one more of the same: the count grows
+    "region_noise": ("noise_resolution", "attribute"),
+    "image_noise": ("noise_resolution", "attribute"),
+    "region_pixelate": ("noise_resolution", "attribute"),
+    "region_blur": ("texture", "attribute"),
+    "region_sharpen": ("texture", "attribute"),
+    "region_pattern": ("texture", "attribute"),
+    "region_resize": ("replacement_size", "object"),
+    "region_replace": ("replacement_size", "object"),
+    "text_alter": ("ocr_text", "attribute"),
+    "text_write": ("ocr_text", "object"),
+    "image_light": ("lighting", "attribute"),
+    "region_light": ("lighting", "attribute"),
 }
 
 

@@ -227,13 +227,14 @@ def test_queued_jobs_are_sent_again_by_kind_at_most_once_a_period(project, monke
             ("annotator.tasks.preannotate_job", (jobs[JobKind.PREANNOTATE].pk,)),
             ("review.tasks.recompute_agreements", (jobs[JobKind.RECOMPUTE].pk,)),
             ("review.tasks.build_release", (99,)),
+            ("annotator.tasks.synthesize_pairs_job", (jobs[JobKind.SYNTHESIZE].pk,)),
         ]
     )
     sent.clear()
     jobs_resend_queued(now=now + timedelta(minutes=15))  # sent 4 minutes ago: not yet
     assert sent == []
     jobs_resend_queued(now=now + timedelta(minutes=22))
-    assert len(sent) == 4
+    assert len(sent) == 5
 
 
 def test_a_queued_release_whose_message_was_lost_is_built_by_the_sweep(

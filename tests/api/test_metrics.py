@@ -44,6 +44,7 @@ def test_a_lead_gets_the_figures_of_the_dashboard(
             "accepted": 1,
             "disputed": 3,
             "rejected": 1,
+            "screened_out": 0,
         },
         "cross_checked": 5,
         "verdicts": {"accepted": 1, "disputed": 3, "rejected": 1},

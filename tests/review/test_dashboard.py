@@ -86,6 +86,7 @@ def test_progress_counts_pairs_by_status(project, seeded):
         "accepted": 1,
         "disputed": 3,
         "rejected": 1,
+        "screened_out": 0,
     }
     assert (quality.total, quality.gold_pairs) == (6, 1)
 
@@ -208,7 +209,8 @@ def test_the_page_shows_the_figures_to_a_lead(
 ):
     client.force_login(lead)
 
-    with django_assert_max_num_queries(12):  # session, user, project, role, seven figures
+    # session, user, project, role, seven figures, the screening events
+    with django_assert_max_num_queries(13):
         response = client.get("/review/cars/dashboard/")
 
     assert response.status_code == 200
@@ -231,7 +233,7 @@ def test_the_query_count_does_not_grow_with_the_project(
 ):
     seed(project, annotator_1, annotator_2, django_capture_on_commit_callbacks)
     client.force_login(lead)
-    with django_assert_num_queries(11) as small:
+    with django_assert_num_queries(12) as small:
         client.get("/review/cars/dashboard/")
 
     for _ in range(3):

@@ -17,7 +17,7 @@ class Command(BaseCommand):
         if found is None:
             raise CommandError(f"no project with slug {project!r}")
         try:
-            predictor = predictor_for(backend)
+            predictor = predictor_for(backend, questions=found.judge_prompt)
         except UnknownBackend as exc:
             raise CommandError(str(exc)) from exc
         job = job_create(kind=JobKind.PREANNOTATE, project=found, params={"backend": backend})
