@@ -115,6 +115,13 @@ const REPEATABLE = new Set(["nudge", "grow-box", "zoom-in", "zoom-out", "undo", 
  * Document-level key handling for one workspace; Space is held for panning (ui.spaceHeld).
  * `resolve(e, {typing, onStage})` maps a keydown to {action, arg} (default actionFor): a page
  * with shortcuts of its own puts them in front of the workspace's.
+ *
+ * Space pans wherever the focus is — on a tier, a panel button, the toolbar, a select. In a
+ * text field it types a space (and a drag meanwhile still pans). On a button, radio or checkbox
+ * the press is left to the control, so Space still works it from the keyboard: it acts on the
+ * key's release, and a drag moves the focus to the images first, so after a pan the release
+ * lands there and presses nothing. Were Space ignored on controls, Space+drag after clicking a
+ * tier would draw a stray box.
  */
 export function bindKeys({ root, stage, ui, run, signal, resolve = actionFor }) {
   const setSpace = (held) => {
@@ -125,11 +132,13 @@ export function bindKeys({ root, stage, ui, run, signal, resolve = actionFor }) 
     if (!root.isConnected || root.querySelector("dialog[open]")) return; // a dialog handles its own keys
     const typing = isTyping(e.target);
     const onStage = e.target === stage || e.target === document.body;
-    const control = e.target.closest?.("button, a, input, select, textarea, summary");
-    if (e.key === " " && !typing && !control) {
-      e.preventDefault(); // no page scroll: Space + drag pans the images
+    if (e.key === " " && (root.contains(e.target) || onStage)) {
+      // In a text field Space types (a drag while it is held still pans, never draws); on a
+      // button, radio or checkbox it is left to the control; elsewhere it must not scroll.
+      const control = e.target.closest?.("button, a, input, summary");
+      if (!control && !(typing && e.target.tagName !== "SELECT")) e.preventDefault();
       if (!ui.spaceHeld) setSpace(true);
-      return;
+      if (!typing || e.target.tagName === "SELECT") return;
     }
     const hit = resolve(e, { typing, onStage });
     if (!hit) return;

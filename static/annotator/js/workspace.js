@@ -152,6 +152,7 @@ export function mountWorkspace(root) {
       spaceHeld: () => ui.spaceHeld,
       showBoxes: () => ui.showBoxes,
       focus: () => stage.focus({ preventScroll: true }),
+      notice: (text) => chrome.status(text),
       onPointer(info) {
         ui.pointer = info;
         chrome.pointer(info);

@@ -179,6 +179,7 @@ export function mountAdjudication(root) {
       spaceHeld: () => ui.spaceHeld || !ui.editing,
       showBoxes: () => ui.showBoxes && ui.editing,
       focus: () => stage.focus({ preventScroll: true }),
+      notice: (text) => chrome.status(text),
       onPointer(info) {
         ui.pointer = info;
         chrome.pointer(info);
