@@ -15,6 +15,7 @@ from tests.browser.workspace import (
     panel,
     start_annotating,
     view,
+    wait_for_saved_draft,
 )
 
 pytestmark = pytest.mark.browser
@@ -25,7 +26,9 @@ def workspace(page, project, annotator_1):
     make_pair(project)
     log_in(page, "annotator_1")
     config = start_annotating(page)
-    return page, config["sides"]["a"]
+    yield page, config["sides"]["a"]
+    if answer(page)["changes"]:  # the autosave finishes before the database goes away
+        wait_for_saved_draft(page, config["assignment"])
 
 
 @pytest.mark.parametrize(
@@ -82,3 +85,31 @@ def test_a_box_under_the_minimum_size_is_not_kept_and_the_reason_is_shown(worksp
     drag(page, start, (start[0] + 12, start[1] + 12))  # big enough: kept
     [change] = answer(page)["changes"]
     assert len(change["boxes_a"]) == 1
+
+
+def test_stale_errors_clear_as_soon_as_the_answer_is_valid(workspace):
+    page, a = workspace
+    page.keyboard.press("1")  # excellent, and no change yet
+    page.keyboard.press("Control+Enter")
+    changes_error = page.locator("[data-error-for=changes]")
+    expect(changes_error).to_contain_text("needs at least one change")
+    expect(page.locator("[data-submit-state]")).to_have_text("Fix the marked fields")
+
+    # Drawing a box makes a change: that error goes at once, before any other edit or submit.
+    page.locator("[data-stage]").focus()
+    drag(page, mouse_at(panel(page, 0, a, a), 60, 40), mouse_at(panel(page, 0, a, a), 140, 100))
+    expect(changes_error).to_be_hidden()
+    # The new change's own problems are not shouted before the next submit.
+    card = page.locator("[data-change-list] .ws-change").first
+    expect(card.locator(".ws-err:visible")).to_have_count(0)
+
+    page.keyboard.press("Control+Enter")
+    expect(card.locator("[data-error=boxes_b]")).to_be_visible()
+    page.keyboard.press("c")  # mirrored to B: that error goes too
+    expect(card.locator("[data-error=boxes_b]")).to_be_hidden()
+    card.locator("[data-input=category]").select_option("attribute")
+    card.locator("[data-input=description]").fill("The square changed colour.")
+    card.locator("[data-input=entity_a]").fill("square")
+    card.locator("[data-input=entity_b]").fill("square")
+    expect(card.locator(".ws-err:visible")).to_have_count(0)
+    expect(page.locator("[data-submit-state]")).to_be_hidden()

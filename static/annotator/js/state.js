@@ -22,6 +22,7 @@ export function createStore(options) {
   let data = { changes: [], tier: "", defects: [] };
   let sel = { change: -1, side: "a", box: -1 };
   let errors = {};
+  let liveErrors = false; // errors from the page's own checks: re-checked after every edit
   let nextKey = 1;
   const history = createHistory();
   const listeners = new Set();
@@ -42,13 +43,27 @@ export function createStore(options) {
     mutate();
     history.record(before, coalesce);
     write();
+    recheck();
     emit("data");
+  }
+
+  /**
+   * Drop every error of the page's own checks that no longer holds, whatever edit fixed it ("needs
+   * at least one change" goes once a change exists, not when the tier is touched again). Only
+   * drops: new problems show on the next submit, not while the person is still working. The
+   * server's errors stay until their own field is edited (the page cannot re-check those).
+   */
+  function recheck() {
+    if (!liveErrors || !Object.keys(errors).length) return;
+    const now = api.validate();
+    for (const key of Object.keys(errors)) if (!now[key]) delete errors[key];
   }
 
   function travel(json) {
     if (json === null) return false;
     restore(json);
     write();
+    recheck();
     emit("data");
     return true;
   }
@@ -274,8 +289,10 @@ export function createStore(options) {
     undo: () => travel(history.undo(snapshot())),
     redo: () => travel(history.redo(snapshot())),
 
-    setErrors(fields) {
+    /** Show errors; `live`: they come from validate(), so edits that fix them clear them. */
+    setErrors(fields, { live = false } = {}) {
       errors = { ...fields };
+      liveErrors = live;
       emit("errors");
     },
     clearErrors(prefix) {

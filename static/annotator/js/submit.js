@@ -2,6 +2,8 @@
 // into #workspace with htmx without a full page reload.
 import { csrfToken } from "./api.js";
 
+const FIX_FIELDS = "Fix the marked fields";
+
 const KIND_MESSAGES = {
   auth: "Not submitted — your log-in expired. Log in again in another tab, then submit again; your work is kept in this browser.",
   network: "Not submitted — the connection failed. Your work is kept in this browser; submit again when you are back online.",
@@ -16,6 +18,14 @@ export function createSubmitter(ctx) {
   const { root, store, urls, config, send, autosave, panel, banner } = ctx;
   let busy = false;
   let skipArmed = null;
+  let refused = false; // the submit state says "fix the fields": cleared when no error is left
+
+  store.subscribe(() => {
+    if (refused && !busy && !Object.keys(store.state.errors).length) {
+      refused = false;
+      ctx.status("");
+    }
+  });
 
   const buttons = () => root.querySelectorAll("[data-action=submit], [data-action=skip]");
   function setBusy(on, label) {
@@ -55,6 +65,7 @@ export function createSubmitter(ctx) {
     autosave.resume();
     setBusy(false, "Not submitted");
     if (result.kind === "invalid") {
+      refused = true;
       store.setErrors(Object.keys(result.fields).length ? result.fields : { _: [result.message] });
       panel.focusFirstError();
       return;
@@ -77,9 +88,10 @@ export function createSubmitter(ctx) {
   async function submit() {
     if (busy) return;
     const errors = store.validate();
-    store.setErrors(errors);
+    store.setErrors(errors, { live: true });
     if (Object.keys(errors).length) {
-      ctx.status("Fix the marked fields");
+      refused = true;
+      ctx.status(FIX_FIELDS);
       panel.focusFirstError();
       return;
     }
