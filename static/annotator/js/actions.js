@@ -86,12 +86,17 @@ export function createActions(ws) {
       const empty = ["category", "description", entity].find((f) => f && !String(c[f]).trim());
       ws.panel.focusActive(empty ?? "description");
     },
+    "panel-toggle": () => ws.layout?.togglePanel(),
+    "layout-toggle": () => ws.layout?.toggleArrangement(),
+    fullscreen: () => ws.layout?.toggleFullscreen(),
     help: () => ws.openDialog("help"),
     guidelines: () => ws.openDialog("guidelines"),
     escape: () => {
       const el = document.activeElement;
-      if (el && el !== document.body && ws.root.contains(el) && el !== ws.stage) ws.stage.focus();
-      else if (store.state.sel.box >= 0) store.select(store.state.sel.change, store.state.sel.side, -1);
+      if (el && el !== document.body && ws.root.contains(el) && el !== ws.stage) {
+        ws.stage.focus();
+        ws.layout?.unpeek();
+      } else if (store.state.sel.box >= 0) store.select(store.state.sel.change, store.state.sel.side, -1);
     },
   };
 }

@@ -14,6 +14,9 @@ export const SHORTCUTS = [
     ["Z", "Actual pixels (1:1)"],
     ["Space + drag", "Pan (or drag with the middle button)"],
     ["H", "Hide / show boxes"],
+    ["L", "A beside B / A above B (wide images start above)"],
+    ["S", "Collapse / open the side panel"],
+    ["M", "Full screen on / off"],
   ]],
   ["Changes and boxes", [
     ["drag", "Draw a box (Shift + drag: draw inside another box)"],
@@ -41,7 +44,7 @@ const ARROWS = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], Arrow
 const SINGLE = {
   b: "mode-side", f: "mode-flicker", w: "mode-swipe", d: "mode-diff", t: "flicker-timer",
   n: "change-new", "[": "change-prev", "]": "change-next", c: "mirror", x: "absent",
-  p: "predictions-accept", h: "boxes-toggle", z: "zoom-1", 0: "zoom-fit",
+  p: "predictions-accept", h: "boxes-toggle", l: "layout-toggle", s: "panel-toggle", m: "fullscreen", z: "zoom-1", 0: "zoom-fit",
   "+": "zoom-in", "=": "zoom-in", "-": "zoom-out", _: "zoom-out", "?": "help",
   delete: "delete-box", backspace: "delete-box",
 };

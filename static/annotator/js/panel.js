@@ -26,7 +26,10 @@ function setValue(el, value) {
   if (el.value !== value && document.activeElement !== el) el.value = value;
 }
 
-/** ctx: {store, config, onFrameBox(change, side), colorOf (change index → colour, optional)} */
+/**
+ * ctx: {store, config, onFrameBox(change, side), colorOf (change index → colour, optional),
+ * reveal() (optional: show the panel when collapsed, before a field in it gets the focus)}
+ */
 export function createPanel(root, ctx) {
   const { store, config } = ctx;
   const list = root.querySelector("[data-change-list]");
@@ -180,11 +183,13 @@ export function createPanel(root, ctx) {
     focusFirstError() {
       const el = root.querySelector(".ws-panel [data-error]:not([hidden]), .ws-panel [data-error-for]:not([hidden])");
       if (!el) return;
+      ctx.reveal?.();
       el.scrollIntoView({ block: "nearest" });
       const field = el.closest("[data-field]")?.querySelector("input:not([disabled]), select, textarea");
       field?.focus({ preventScroll: true });
     },
     focusActive(field = "description") {
+      ctx.reveal?.();
       activeCard()?.querySelector(`[data-input=${field}]`)?.focus();
     },
     scrollActive() {

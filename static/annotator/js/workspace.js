@@ -11,6 +11,7 @@ import { attachPointer } from "./draw.js";
 import { createChrome } from "./chrome.js";
 import { bindKeys, renderHelp } from "./keys.js";
 import { computeDifference, createModes } from "./modes.js";
+import { createLayout } from "./layout.js";
 import { createPanel } from "./panel.js";
 import { buildScene, panelSide } from "./scene.js";
 import { createStore, otherSide } from "./state.js";
@@ -103,8 +104,13 @@ export function mountWorkspace(root) {
   });
   ws.modes = modes;
   const chrome = createChrome(ws);
+  const layout = createLayout({
+    root, stage, storage: browserStorage(), frame: () => frames.a,
+    onChange: () => fit(),
+  });
+  ws.layout = layout;
   const panel = createPanel(root, {
-    store, config,
+    store, config, reveal: () => layout.peek(),
     onFrameBox(change, side) {
       const box = store.state.changes[change]?.[`boxes_${side}`][0];
       if (!box) return;
@@ -216,7 +222,8 @@ export function mountWorkspace(root) {
   });
   const ticker = setInterval(() => chrome.clock(formatDuration(clock.elapsed())), 1000);
 
-  const { fit, observer } = fitStage(root, stage, views, invalidate);
+  const { fit, observer } = fitStage(root, stage, views, invalidate, () => layout.apply());
+  on(document, "fullscreenchange", () => fit());
 
   // The images' own decoded size is the frame boxes are measured in (EXIF orientation applied).
   watchImages({
