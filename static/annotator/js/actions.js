@@ -55,6 +55,18 @@ export function createActions(ws) {
       ws.status(n ? `Mirrored ${plural(n, "box")} to ${otherSide(side).toUpperCase()}` : "Nothing to mirror: draw or select a box first");
     },
     absent: () => store.toggleAbsent(),
+    "whole-image": () => {
+      const i = store.wholeImage();
+      ws.status(`Change ${i + 1} covers the whole image on A and B`);
+    },
+    category: (i) => {
+      const category = ws.config.categories[i];
+      if (!category) return ws.status(`This project has no category ${(i + 1) % 10}`);
+      const { change } = store.state.sel;
+      if (!store.activeChange()) return ws.status("Draw a box first, or press N for a new change");
+      store.updateChange(change, { category: category.slug });
+      ws.status(`Change ${change + 1}: ${category.name}`);
+    },
     "delete-box": () => store.removeSelectedBox() || ws.status("Select a box first (click it)"),
     undo: () => store.undo() || ws.status("Nothing to undo"),
     redo: () => store.redo() || ws.status("Nothing to redo"),

@@ -3,6 +3,7 @@
 
 export const SHORTCUTS = [
   ["Quality", [["1 2 3 4", "Tier: excellent · good · fair · poor"]]],
+  ["Category", [["Shift + 1…9 0", "Category of the active change (its key is shown in the list)"]]],
   ["View", [
     ["B", "Side by side"],
     ["F", "Flicker (press again to show the other image)"],
@@ -26,6 +27,7 @@ export const SHORTCUTS = [
     ["[ ]", "Previous / next change"],
     ["C", "Mirror the selected box (or all boxes) to the other side"],
     ["X", "Mark the active side absent / present"],
+    ["G", "Whole image on A and B (global changes: lighting, colour, noise)"],
     ["Delete", "Remove the selected box"],
     ["← ↑ → ↓", "Nudge the selected box 1 px (Shift: 10 px)"],
     ["Alt + arrows", "Resize the selected box 1 px (Shift: 10 px)"],
@@ -43,7 +45,7 @@ export const SHORTCUTS = [
 const ARROWS = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] };
 const SINGLE = {
   b: "mode-side", f: "mode-flicker", w: "mode-swipe", d: "mode-diff", t: "flicker-timer",
-  n: "change-new", "[": "change-prev", "]": "change-next", c: "mirror", x: "absent",
+  g: "whole-image", n: "change-new", "[": "change-prev", "]": "change-next", c: "mirror", x: "absent",
   p: "predictions-accept", h: "boxes-toggle", l: "layout-toggle", s: "panel-toggle", m: "fullscreen", z: "zoom-1", 0: "zoom-fit",
   "+": "zoom-in", "=": "zoom-in", "-": "zoom-out", _: "zoom-out", "?": "help",
   delete: "delete-box", backspace: "delete-box",
@@ -73,6 +75,8 @@ export function actionFor(e, { typing = false, onStage = true } = {}) {
     if (key === "y") return { action: "redo" };
     return null;
   }
+  const digit = e.shiftKey ? /^Digit(\d)$/.exec(e.code ?? "")?.[1] : undefined;
+  if (digit !== undefined) return { action: "category", arg: (Number(digit) + 9) % 10 }; // Shift+0 is the 10th
   if (e.key in ARROWS) {
     const [dx, dy] = ARROWS[e.key].map((v) => v * (e.shiftKey ? 10 : 1));
     return { action: e.altKey ? "grow-box" : "nudge", arg: [dx, dy] };

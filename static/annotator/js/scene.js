@@ -46,6 +46,18 @@ function answerBoxes(state, side, t, showAll, colorOf = changeColor) {
 }
 
 /**
+ * Changes with nothing on `side`, said on the image itself: an absent side has no box to see,
+ * and a reader of the panel alone would miss that the object was added or removed.
+ */
+export function absentNotes(state, side, colorOf = changeColor) {
+  const what = side === "a" ? "added in B" : "removed in B";
+  return state.changes.flatMap((c, i) => (c[`absent_${side}`] && !c[`absent_${otherSide(side)}`]
+    ? [{ text: `${i + 1}${c[`entity_${otherSide(side)}`].trim() ? ` ${c[`entity_${otherSide(side)}`].trim()}` : ""}: absent on ${side.toUpperCase()} (${what})`,
+      color: colorOf(i), active: i === state.sel.change }]
+    : []));
+}
+
+/**
  * ctx: {state, mode, swipe, view, ref, frames, images {a, b}, diff (canvas|null), predictions,
  * showPredictions, showBoxes, pointer {panel, nx, ny} | null}. Returns the viewer scene.
  * Optional: colorOf (change index → colour of the answer's boxes; default changeColor) and
@@ -90,6 +102,7 @@ export function buildScene(ctx, panelIndex, size) {
     }
     scene.boxes.push(...answerBoxes(state, side, t, true, ctx.colorOf));
   }
+  if (ctx.showBoxes && mode !== "diff" && mode !== "swipe") scene.notes = absentNotes(state, side, ctx.colorOf);
   if (ctx.pointer && ctx.pointer.panel !== panelIndex && mode === "side") {
     scene.cursor = toScreen(t, ctx.pointer.nx * frames[side].width, ctx.pointer.ny * frames[side].height);
   }

@@ -128,6 +128,25 @@ export function createViewer(canvas) {
     ctx.restore();
   }
 
+  // A pill at the top of the image (inside the panel), one row per note, dashed when inactive.
+  function drawNote({ text, color, active }, row, t) {
+    ctx.save();
+    ctx.font = "600 13px system-ui, sans-serif";
+    const w = Math.ceil(ctx.measureText(text).width) + 20;
+    const x = snap(Math.max(4, Math.min(width - w - 4, (t ? t.ox : 0) + 10)));
+    const y = snap(Math.max(4, (t ? t.oy : 0) + 10) + row * 28);
+    ctx.globalAlpha = active ? 1 : 0.8;
+    ctx.fillStyle = "rgba(10,12,18,.82)";
+    ctx.fillRect(x, y, w, 22);
+    ctx.setLineDash(active ? [] : [4, 3]);
+    ctx.strokeStyle = color;
+    ctx.lineWidth = 2;
+    ctx.strokeRect(x + 1, y + 1, w - 2, 20);
+    ctx.fillStyle = "#fff";
+    ctx.fillText(text, x + 10, y + 15);
+    ctx.restore();
+  }
+
   function drawCursor({ x, y }) {
     ctx.save();
     ctx.strokeStyle = "rgba(255,255,255,.85)";
@@ -160,6 +179,7 @@ export function createViewer(canvas) {
     if (scene.grid) drawGrid(scene.grid.t, scene.grid.frame);
     if (scene.divider != null) drawDivider(scene.divider);
     for (const item of scene.boxes ?? []) drawBox(item);
+    (scene.notes ?? []).forEach((note, i) => drawNote(note, i, scene.t));
     if (scene.cursor) drawCursor(scene.cursor);
     if (scene.message) {
       ctx.fillStyle = "#c9d1e3";

@@ -25,10 +25,10 @@ import { createSidebar, h } from "./sidebar.js";
 // Workspace actions that edit the merged answer: refused until the lead starts one.
 const EDIT_ACTIONS = new Set([
   "change-new", "change-prev", "change-next", "mirror", "absent", "delete-box", "undo", "redo",
-  "grow-box", "edit-change", "side-a", "side-b",
+  "grow-box", "edit-change", "side-a", "side-b", "whole-image",
 ]);
 // Workspace keys with no meaning here (tiers, model suggestions).
-const IGNORED = new Set(["tier", "predictions-accept", "predictions-toggle"]);
+const IGNORED = new Set(["tier", "category", "predictions-accept", "predictions-toggle"]);
 
 export function mountAdjudication(root) {
   const controller = new AbortController();
