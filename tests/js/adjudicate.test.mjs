@@ -229,3 +229,17 @@ test("shortcuts: 1 and 2 accept (not while a merge is edited), E, R, Shift + dig
   assert.equal(adjudicationAction(key("1"), { typing: true }), null);
   assert.equal(adjudicationAction(key("1", { ctrlKey: true })), null);
 });
+
+test("a decision note is read once, and an old one is not shown", async () => {
+  const { rememberDecision, takeDecision, tooSoon, GUARD_MS } = await import("../../static/review/js/handoff.js");
+  const store = new Map();
+  const storage = { getItem: (k) => store.get(k) ?? null, setItem: (k, v) => store.set(k, v), removeItem: (k) => store.delete(k) };
+  rememberDecision(storage, { pair: "p1", text: "Annotation 1 accepted.", url: "/api/v1/pairs/1/resolution/", page: "/review/pairs/1/" });
+  const note = takeDecision(storage);
+  assert.equal(note.pair, "p1");
+  assert.equal(takeDecision(storage), null, "read once");
+  rememberDecision(storage, { pair: "p1", text: "x", url: "/u", page: "/p" });
+  assert.equal(takeDecision(storage, Date.now() + 6 * 60 * 1000), null, "too old");
+  assert.equal(tooSoon(1000, 1000 + GUARD_MS - 1), true);
+  assert.equal(tooSoon(1000, 1000 + GUARD_MS), false);
+});
