@@ -8,6 +8,7 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("p/<slug:slug>/", views.project_detail, name="project"),
     path("p/<slug:slug>/next/", views.lease_next, name="lease_next"),
+    path("p/<slug:slug>/ahead/", views.lease_ahead, name="lease_ahead"),
     path("a/<int:pk>/", views.workspace, name="workspace"),
     path("pairs/<int:pk>/", views.pair_detail, name="pair"),
     path("pairs/<int:pk>/image/<str:side>/", views.pair_image, name="pair_image"),

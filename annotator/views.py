@@ -4,14 +4,15 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import push_url
 
 from annotator import selectors
-from annotator.leasing import assignment_lease_next
+from annotator.leasing import assignment_lease_ahead, assignment_lease_next
 from annotator.models import Assignment, AssignmentState, Pair, PairStatus, Project, Role
 from annotator.textformats import guidelines_html
 from annotator.workspace import workspace_context
@@ -58,6 +59,30 @@ def lease_next(request: HttpRequest, slug: str) -> HttpResponse:
         response = render(request, "annotator/_workspace.html", workspace_context(assignment))
         return push_url(response, url)
     return redirect(url)
+
+
+@require_POST
+@login_required
+def lease_ahead(request: HttpRequest, slug: str) -> JsonResponse:
+    """Lease the pair after the current one, for the workspace to preload: its images' URLs and
+    its workspace fragment, swapped in right after submit without another request."""
+    project = _project_for_annotation(request, slug)
+    assignment = assignment_lease_ahead(project=project, user=request.user)
+    if assignment is None:
+        return JsonResponse({"assignment": None, "images": []})
+    images = [reverse("annotator:pair_image", args=[assignment.pair_id, s]) for s in ("a", "b")]
+    html = render_to_string(
+        "annotator/_workspace.html", workspace_context(assignment), request=request
+    )
+    return JsonResponse(
+        {
+            "assignment": assignment.pk,
+            "images": images,
+            "url": reverse("annotator:workspace", args=[assignment.pk]),
+            "expires_at": assignment.expires_at.isoformat(),
+            "html": html,
+        }
+    )
 
 
 @login_required

@@ -41,6 +41,7 @@ def workspace_context(assignment: Assignment) -> dict:
         "submit": reverse("api:assignment-submit", args=[assignment.pk]),
         "skip": reverse("api:assignment-skip", args=[assignment.pk]),
         "next": reverse("annotator:lease_next", args=[project.slug]),
+        "ahead": reverse("annotator:lease_ahead", args=[project.slug]),
         "home": reverse("annotator:home"),
     }
     return {

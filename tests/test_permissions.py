@@ -39,6 +39,7 @@ MATRIX = [
     ("annotator:home", "get", None, _page(outsider=200, annotator_1=200, researcher=200)),
     ("annotator:project", "get", "slug", _page(annotator_1=200, researcher=200)),
     ("annotator:lease_next", "post", "slug", _page(annotator_1=302, lead=302)),
+    ("annotator:lease_ahead", "post", "slug", _page(annotator_1=200, lead=200)),
     ("annotator:workspace", "get", "assignment", NOT_YOURS_PAGE),
     ("annotator:pair", "get", "pair", LEADS_SEE_PAIRS),
     ("annotator:pair_image", "get", "pair_side", LEADS_SEE_PAIRS),

@@ -12,7 +12,7 @@ const KIND_MESSAGES = {
 
 /**
  * ctx: {root, store, urls, config, send, autosave, panel, banner(text|null, tone), status(text),
- * csrf}
+ * csrf, ahead ({take()}: the next pair's fragment, preloaded — prefetch.js; optional)}
  */
 export function createSubmitter(ctx) {
   const { root, store, urls, config, send, autosave, panel, banner } = ctx;
@@ -45,6 +45,13 @@ export function createSubmitter(ctx) {
 
   function loadNext() {
     setBusy(true, "Loading the next pair…");
+    const ahead = window.htmx ? ctx.ahead?.take() : null;
+    if (ahead) {
+      // The next pair is already here (leased, fragment and images preloaded): no round trip.
+      window.htmx.swap("#workspace", ahead.html, { swapStyle: "outerHTML" });
+      window.history.pushState({}, "", ahead.url);
+      return;
+    }
     const token = csrfToken(ctx.csrf);
     if (!window.htmx) {
       // No htmx: the same endpoint as a plain form POST redirects to the next workspace page.

@@ -13,6 +13,7 @@ import { bindKeys, renderHelp } from "./keys.js";
 import { computeDifference, createModes } from "./modes.js";
 import { createLayout } from "./layout.js";
 import { createPanel } from "./panel.js";
+import { prefetchNext } from "./prefetch.js";
 import { buildScene, panelSide } from "./scene.js";
 import { createStore, otherSide } from "./state.js";
 import { createSubmitter } from "./submit.js";
@@ -30,7 +31,7 @@ export function mountWorkspace(root) {
   const data = root.dataset;
   const urls = {
     image_a: data.urlImageA, image_b: data.urlImageB, draft: data.urlDraft,
-    submit: data.urlSubmit, skip: data.urlSkip, next: data.urlNext, home: data.urlHome,
+    submit: data.urlSubmit, skip: data.urlSkip, next: data.urlNext, home: data.urlHome, ahead: data.urlAhead,
   };
   const send = (method, url, body, opts = {}) => sendJson(method, url, body, { csrf: data.csrf, ...opts });
   const images = { a: root.querySelector("img[data-source=a]"), b: root.querySelector("img[data-source=b]") };
@@ -207,7 +208,7 @@ export function mountWorkspace(root) {
     panel.render();
   });
   ws.submitter = createSubmitter({
-    root, store, urls, config, send, autosave, panel, csrf: data.csrf,
+    root, store, urls, config, send, autosave, panel, csrf: data.csrf, ahead: { take: () => prefetcher?.take() },
     banner: (...args) => chrome.banner(...args),
     status: (text) => chrome.submitState(text),
   });
@@ -233,6 +234,15 @@ export function mountWorkspace(root) {
       invalidate();
     },
   });
+
+  // The next pair's images load in the background once this pair's are in.
+  const imagesIn = () => Promise.all(Object.values(images).map((img) => (img.complete
+    ? null
+    : new Promise((resolve) => {
+      img.addEventListener("load", resolve, { once: true });
+      img.addEventListener("error", resolve, { once: true });
+    }))));
+  const prefetcher = urls.ahead ? prefetchNext({ url: urls.ahead, send, ready: imagesIn, signal }) : null;
 
   chrome.applyMode();
   fit();
