@@ -59,6 +59,7 @@ MATRIX = [
     ("review:spot_check", "get", "slug", _page()),
     ("review:dashboard", "get", "slug", _page()),
     ("review:adjudicate", "get", "pair", _page()),
+    ("review:gold_feedback", "get", "assignment", NOT_YOURS_PAGE),
     ("review:releases", "get", "slug", _page(researcher=200)),
     ("review:release", "get", "release", _page(annotator_1=404, researcher=200)),
     ("review:release_retry", "post", "release", _page(lead=302)),  # refused: not failed

@@ -89,7 +89,8 @@ export function createActions(ws) {
     "predictions-toggle": () => ws.setFlag("showPredictions", !ws.ui.showPredictions),
     "boxes-toggle": () => ws.setFlag("showBoxes", !ws.ui.showBoxes),
     submit: () => ws.submitter.submit(),
-    skip: (button) => ws.submitter.skip(button),
+    "skip-ask": () => ws.openDialog("skip"),
+    skip: () => ws.submitter.skip(),
     "edit-change": () => {
       const c = store.activeChange();
       if (!c) return ws.status("Draw a box first, or press N for a new change");

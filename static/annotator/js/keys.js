@@ -56,7 +56,8 @@ export function isTyping(el) {
   if (!el) return false;
   if (el.isContentEditable || el.tagName === "TEXTAREA" || el.tagName === "SELECT") return true;
   if (el.tagName !== "INPUT") return false;
-  return !["checkbox", "radio", "button", "submit", "reset", "range", "color", "file"].includes(el.type);
+  // A slider's arrow keys move the slider, not the selected box.
+  return !["checkbox", "radio", "button", "submit", "reset", "color", "file"].includes(el.type);
 }
 
 /**
@@ -136,7 +137,7 @@ export function bindKeys({ root, stage, ui, run, signal, resolve = actionFor }) 
     stage.classList.toggle("is-panning", held);
   };
   document.addEventListener("keydown", (e) => {
-    if (!root.isConnected || root.querySelector("dialog[open]")) return; // a dialog handles its own keys
+    if (!root.isConnected || document.querySelector("dialog[open]")) return; // a dialog handles its own keys
     const typing = isTyping(e.target);
     const onStage = e.target === stage || e.target === document.body;
     if (e.key === " " && (root.contains(e.target) || onStage)) {

@@ -1,6 +1,7 @@
 // Submit (idempotent, errors shown in place, the drawing kept), skip, and loading the next pair
 // into #workspace with htmx without a full page reload.
 import { csrfToken } from "./api.js";
+import { showGoldFeedback } from "./gold-feedback.js";
 
 const FIX_FIELDS = "Fix the marked fields";
 
@@ -17,7 +18,6 @@ const KIND_MESSAGES = {
 export function createSubmitter(ctx) {
   const { root, store, urls, config, send, autosave, panel, banner } = ctx;
   let busy = false;
-  let skipArmed = null;
   let refused = false; // the submit state says "fix the fields": cleared when no error is left
 
   store.subscribe(() => {
@@ -27,7 +27,7 @@ export function createSubmitter(ctx) {
     }
   });
 
-  const buttons = () => root.querySelectorAll("[data-action=submit], [data-action=skip]");
+  const buttons = () => root.querySelectorAll("[data-action=submit], [data-action=skip], [data-action=skip-ask]");
   function setBusy(on, label) {
     busy = on;
     root.classList.toggle("is-busy", on);
@@ -115,26 +115,26 @@ export function createSubmitter(ctx) {
     autosave.clearLocal();
     banner(null);
     ctx.status("Submitted ✓");
+    if (config.gold_feedback) showGoldFeedback(config.gold_feedback, send); // shown over the next pair
     loadNext();
   }
 
-  async function skip(button) {
+  /** Skip with the reason chosen in the skip dialog (the lead reads it); none chosen: say so. */
+  async function skip() {
     if (busy) return;
-    if (skipArmed !== button) {
-      skipArmed = button;
-      const label = button.textContent;
-      button.textContent = "Skip this pair?";
-      button.classList.add("is-armed");
-      setTimeout(() => {
-        skipArmed = null;
-        button.textContent = label;
-        button.classList.remove("is-armed");
-      }, 3000);
+    const dialog = root.querySelector("dialog[data-skip]");
+    const picked = dialog.querySelector("input[name=skip-reason]:checked");
+    const reason = picked?.value === "other" ? dialog.querySelector("[data-skip-other]").value.trim() : picked?.value ?? "";
+    const error = dialog.querySelector("[data-skip-error]");
+    error.hidden = Boolean(reason);
+    if (!reason) {
+      error.textContent = picked ? "Say why in a few words." : "Choose a reason.";
       return;
     }
+    dialog.close();
     setBusy(true, "Skipping…");
     await autosave.pause();
-    const result = await send("POST", urls.skip, {});
+    const result = await send("POST", urls.skip, { reason });
     if (!result.ok && !(result.kind === "conflict")) {
       autosave.resume();
       setBusy(false, "Not skipped");

@@ -91,6 +91,9 @@ export function createViewer(canvas) {
     ctx.fillText(text, snap(left) + 3, snap(top) + 12);
   }
 
+  // The person's box style (opacity, line width): set per paint from the scene.
+  let style = { opacity: 1, width: 1.5 };
+
   function drawBox(item) {
     const { box, t, color, dashed, faint, selected, label, fill, labelBelow } = item;
     const p = toScreen(t, box[0], box[1]);
@@ -100,16 +103,16 @@ export function createViewer(canvas) {
     const w = snap(q.x) - x;
     const h = snap(q.y) - y;
     ctx.save();
-    ctx.globalAlpha = faint ? 0.55 : 1;
+    ctx.globalAlpha = (faint ? 0.55 : 1) * style.opacity;
     if (fill) {
       ctx.fillStyle = fill;
       ctx.fillRect(x, y, w, h);
     }
     ctx.setLineDash(dashed ? [6, 4] : []);
-    ctx.lineWidth = selected ? 4 : 3.5;
+    ctx.lineWidth = (selected ? 0.5 : 0) + style.width + 2;
     ctx.strokeStyle = "rgba(6,8,12,.6)"; // dark halo: readable on bright and dark photos
     ctx.strokeRect(x, y, w, h);
-    ctx.lineWidth = selected ? 2 : 1.5;
+    ctx.lineWidth = (selected ? 0.5 : 0) + style.width;
     ctx.strokeStyle = color;
     ctx.strokeRect(x, y, w, h);
     ctx.setLineDash([]);
@@ -172,6 +175,7 @@ export function createViewer(canvas) {
   /** scene: {layers, grid: {t, frame}, boxes ({box, t, color, dashed, faint, selected, label,
    * labelBelow, fill}), cursor, divider, message} */
   function paint(scene) {
+    style = { opacity: 1, width: 1.5, ...scene.style };
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.fillStyle = "#161a22";
     ctx.fillRect(0, 0, width, height);

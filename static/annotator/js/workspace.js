@@ -2,6 +2,7 @@
 // pointer, keyboard, panel, autosave and submit, and paints on demand. dispose() undoes it all
 // (every listener hangs on one AbortSignal), which htmx swaps rely on.
 import { createActions } from "./actions.js";
+import { bindBoxStyle } from "./box-style.js";
 import { fitStage, watchImages } from "./stage.js";
 import { sendJson } from "./api.js";
 import { browserStorage, createAutosave, pickDraft, pruneLocal, readLocal } from "./autosave.js";
@@ -129,7 +130,7 @@ export function mountWorkspace(root) {
       diff: ui.diff, diffError: ui.diffError, predictions: config.predictions,
       showPredictions: ui.showPredictions, showBoxes: ui.showBoxes, pointer: ui.pointer,
     };
-    for (const v of visibleViews()) v.viewer.paint(buildScene(ctx, v.index, v.viewer.size));
+    for (const v of visibleViews()) v.viewer.paint({ ...buildScene(ctx, v.index, v.viewer.size), style: ui.boxStyle });
     chrome.update();
   }
 
@@ -167,6 +168,14 @@ export function mountWorkspace(root) {
       },
     });
   }
+
+  ui.boxStyle = bindBoxStyle({
+    root, storage, signal,
+    onChange: (style) => {
+      ui.boxStyle = style;
+      invalidate();
+    },
+  });
 
   const actions = createActions(ws);
   const run = (name, arg) => actions[name]?.(arg);
