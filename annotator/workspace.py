@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.utils import timezone
 from django.urls import reverse
+from django.utils import timezone
 
 from annotator.models import Assignment, AssignmentState, Defect, Tier
 from annotator.selectors import annotator_progress
-
 
 SKIP_REASONS = [
     "An image is broken or does not load",
@@ -71,7 +70,7 @@ def workspace_context(assignment: Assignment) -> dict:
 
 
 def _progress(assignment: Assignment) -> dict[str, int]:
-    """"Pair n of N · k today" as the annotator will read it on this pair. A lease taken ahead
+    """ "Pair n of N · k today" as the annotator will read it on this pair. A lease taken ahead
     (preloaded while the one before it is answered) counts the earlier live leases as done:
     they are submitted by the time this pair shows."""
     project = assignment.pair.project
