@@ -193,6 +193,7 @@ class PairFilters:
     difficulty: str = ""
     flag: str = ""
     annotator: str = ""
+    q: str = ""  # text: a pair id, words of the external id or instruction, or an entity label
 
     def query(self) -> str:
         """The filters as a query string, to keep them across pages."""
@@ -222,11 +223,25 @@ def pairs_browse(project: Project, filters: PairFilters) -> QuerySet[Pair]:
             pair=OuterRef("pk"), annotator__username=filters.annotator
         )
         pairs = pairs.filter(Exists(leased))
+    if filters.q:
+        pairs = pairs.filter(_text_match(filters.q))
     if filters.difficulty:
         accepted = pairs.filter(status=PairStatus.ACCEPTED)
         levels = pair_difficulties(list(accepted))
         pairs = pairs.filter(pk__in=[pk for pk, d in levels.items() if d == filters.difficulty])
     return pairs
+
+
+def _text_match(text: str) -> Q:
+    """A pair whose id is `text`, or whose external id, instruction or any annotated entity
+    label contains it (case-insensitive)."""
+    named = Change.objects.filter(annotation__pair=OuterRef("pk")).filter(
+        Q(entity_a__icontains=text) | Q(entity_b__icontains=text)
+    )
+    match = Q(external_id__icontains=text) | Q(instruction__icontains=text) | Exists(named)
+    if text.isdigit():
+        match |= Q(pk=int(text))
+    return match
 
 
 def pairs_filter_choices(project: Project) -> dict[str, list]:

@@ -156,7 +156,8 @@ def _pair_filters(request: HttpRequest, choices: dict[str, list]) -> selectors.P
     }
     given = {name: request.GET.get(name, "") for name in allowed}
     return selectors.PairFilters(
-        **{name: value if value in allowed[name] else "" for name, value in given.items()}
+        **{name: value if value in allowed[name] else "" for name, value in given.items()},
+        q=request.GET.get("q", "").strip()[:200],
     )
 
 
