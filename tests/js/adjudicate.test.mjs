@@ -6,9 +6,9 @@ import {
   canDecide, checkDecision, isSamePage, mergeErrors, outcomeText, resolutionBody, sortServerErrors, standingAfter,
 } from "../../static/review/js/decide.js";
 import {
-  availableLayers, draftFrom, initialVisibility, mergeColor, mergeSources, referenceBoxes, unionBox,
+  LAYER_STYLES, availableLayers, draftFrom, initialVisibility, mergeColor, mergeSources, referenceBoxes, unionBox,
 } from "../../static/review/js/layers.js";
-import { buildScene } from "../../static/annotator/js/scene.js";
+import { buildScene, changeColor } from "../../static/annotator/js/scene.js";
 import { createStore } from "../../static/annotator/js/state.js";
 import { fitView } from "../../static/annotator/js/box.js";
 
@@ -159,11 +159,11 @@ test("the scene paints the reference boxes beneath the merged answer, in the mer
     colorOf: mergeColor, referenceBoxes: (s) => referenceBoxes(layers, { one: true, two: true }, s, { editing: true }),
   };
   const scene = buildScene(ctx, 1, { width: 400, height: 300 });
-  assert.deepEqual(scene.boxes.map((b) => b.color), ["#ffb020", "#22d3ee", "#22d3ee", mergeColor(0)]);
+  assert.deepEqual(scene.boxes.map((b) => b.color), [LAYER_STYLES.one.color, LAYER_STYLES.two.color, LAYER_STYLES.two.color, mergeColor(0)]);
   assert.ok(scene.boxes.every((b) => b.t === scene.t));
   // Without the options the workspace's scene is what it was.
   const plain = buildScene({ ...ctx, colorOf: undefined, referenceBoxes: undefined }, 1, { width: 400, height: 300 });
-  assert.deepEqual(plain.boxes.map((b) => b.color), ["#ffb020"]);
+  assert.deepEqual(plain.boxes.map((b) => b.color), [changeColor(0)]);
 });
 
 test("a merge starts from the consensus when there is one, else annotation 1; empty sides become absent", () => {

@@ -2,9 +2,10 @@
 // against the known answer, per side, in a dialog that stays while the next pair loads. Asked
 // of the server after every submit — the page never knows beforehand which pairs are gold.
 import { iou } from "./box.js";
+import { FEEDBACK_COLORS } from "./palette.js";
 
-const YOURS = "#0072b2"; // blue, solid
-const KNOWN = "#e69f00"; // orange, dashed: told apart by pattern as well as by colour
+const YOURS = FEEDBACK_COLORS.yours; // solid
+const KNOWN = FEEDBACK_COLORS.known; // dashed: told apart by pattern as well as by colour
 const WIDTH = 380;
 
 /** Per side, how well the known boxes were found: the best IoU of each with one of yours. */

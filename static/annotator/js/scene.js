@@ -3,9 +3,9 @@
 import { toScreen, viewTransform } from "./box.js";
 import { otherSide } from "./state.js";
 
-export const PALETTE = ["#ffb020", "#22d3ee", "#f472b6", "#a3e635", "#a78bfa", "#fb923c"];
-const ERROR = "#ff4d4f";
-const SUGGESTION = "#f8fafc";
+import { CHANGE_PALETTE, ERROR, SUGGESTION } from "./palette.js";
+
+export const PALETTE = CHANGE_PALETTE;
 
 /** Which side a panel edits: fixed in side-by-side, the active side in the single-view modes. */
 export function panelSide(mode, panelIndex, activeSide) {
