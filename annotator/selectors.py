@@ -125,6 +125,32 @@ def assignment_live(user, project: Project, *, now=None) -> Assignment | None:
     )
 
 
+def annotation_editable(pair: Pair) -> bool:
+    """Editable while the cross-check has not started: the pair still in annotation and not
+    everyone it waits for has submitted. Gold pairs are scored at submit, so never."""
+    waits_for = min(pair.project.overlap, 2)
+    return (
+        not pair.is_gold
+        and pair.status == PairStatus.IN_ANNOTATION
+        and pair.n_submitted < waits_for
+    )
+
+
+def annotator_submitted(user, project: Project, *, limit: int = 30) -> list[Assignment]:
+    """The annotator's latest submitted pairs in the project, each marked `editable`."""
+    submitted = (
+        Assignment.objects.filter(
+            annotator=user, pair__project=project, state=AssignmentState.SUBMITTED
+        )
+        .select_related("pair__project")
+        .order_by("-submitted_at")[:limit]
+    )
+    out = list(submitted)
+    for assignment in out:
+        assignment.editable = annotation_editable(assignment.pair)
+    return out
+
+
 def queue_candidates(project: Project, user, *, gold: bool) -> QuerySet[Pair]:
     """Pairs the user could be given next, in order. Every annotator answers each gold pair."""
     own = Assignment.objects.filter(pair=OuterRef("pk"), annotator=user).exclude(

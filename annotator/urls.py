@@ -10,6 +10,7 @@ urlpatterns = [
     path("p/<slug:slug>/next/", views.lease_next, name="lease_next"),
     path("p/<slug:slug>/ahead/", views.lease_ahead, name="lease_ahead"),
     path("a/<int:pk>/", views.workspace, name="workspace"),
+    path("a/<int:pk>/edit/", views.annotation_edit, name="annotation_edit"),
     path("pairs/<int:pk>/", views.pair_detail, name="pair"),
     path("pairs/<int:pk>/image/<str:side>/", views.pair_image, name="pair_image"),
     path("pairs/<int:pk>/thumb/<str:side>/", views.pair_thumb, name="pair_thumb"),

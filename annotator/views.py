@@ -14,6 +14,8 @@ from django_htmx.http import push_url
 from annotator import selectors
 from annotator.leasing import assignment_lease_ahead, assignment_lease_next
 from annotator.models import Assignment, AssignmentState, Pair, PairStatus, Project, Role
+from annotator.revising import annotation_reopen
+from annotator.submitting import SubmitConflict
 from annotator.textformats import guidelines_html
 from annotator.workspace import workspace_context
 
@@ -85,6 +87,20 @@ def lease_ahead(request: HttpRequest, slug: str) -> JsonResponse:
     )
 
 
+@require_POST
+@login_required
+def annotation_edit(request: HttpRequest, pk: int) -> HttpResponse:
+    """Take a submitted answer back to edit it (while the pair is not cross-checked)."""
+    try:
+        assignment = annotation_reopen(assignment_id=pk, user=request.user)
+    except Assignment.DoesNotExist as exc:
+        raise Http404("no such assignment") from exc
+    except SubmitConflict as exc:
+        messages.info(request, f"That pair cannot be edited any more: {exc}.")
+        return redirect("annotator:home")
+    return redirect("annotator:workspace", assignment.pk)
+
+
 @login_required
 def workspace(request: HttpRequest, pk: int) -> HttpResponse:
     assignment = get_object_or_404(
@@ -122,6 +138,8 @@ def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
     }
     if role == Role.LEAD:
         context |= _pairs_browser(request, project)
+    if role in (Role.ANNOTATOR, Role.LEAD):
+        context["submitted"] = selectors.annotator_submitted(request.user, project)
     return render(request, "annotator/project.html", context)
 
 

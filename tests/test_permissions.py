@@ -41,6 +41,7 @@ MATRIX = [
     ("annotator:lease_next", "post", "slug", _page(annotator_1=302, lead=302)),
     ("annotator:lease_ahead", "post", "slug", _page(annotator_1=200, lead=200)),
     ("annotator:workspace", "get", "assignment", NOT_YOURS_PAGE),
+    ("annotator:annotation_edit", "post", "assignment", NOT_YOURS_PAGE),
     ("annotator:pair", "get", "pair", LEADS_SEE_PAIRS),
     ("annotator:pair_image", "get", "pair_side", LEADS_SEE_PAIRS),
     ("annotator:pair_thumb", "get", "pair_side", LEADS_SEE_PAIRS),
