@@ -107,3 +107,15 @@ def test_wide_images_are_shown_a_above_b_and_l_switches(new_page, project, annot
     expect(page.locator("[data-workspace]")).to_have_attribute("data-layout", "side")
     left, _ = shown_images(page)
     assert stacked_width > left["width"] * 1.3  # above each other, the images are much larger
+
+
+def test_flicker_and_swipe_keep_the_side_by_side_scale(new_page, project, annotator_1):
+    photo_pair(project, (1024, 768))
+    page = open_workspace(new_page, (1366, 768))
+    [left, _] = shown_images(page)
+    level = page.locator("[data-zoom-level]").text_content()
+    for key in ("f", "w", "b"):
+        page.keyboard.press(key)
+        shown = shown_images(page)[0]
+        assert abs(shown["width"] - left["width"]) < 1, (key, shown, left)
+    expect(page.locator("[data-zoom-level]")).to_have_text(level)  # image px per CSS px, unchanged

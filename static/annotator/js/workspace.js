@@ -6,7 +6,7 @@ import { bindBoxStyle } from "./box-style.js";
 import { fitStage, watchImages } from "./stage.js";
 import { sendJson } from "./api.js";
 import { browserStorage, createAutosave, pickDraft, pruneLocal, readLocal } from "./autosave.js";
-import { fitView, frameBox, viewTransform } from "./box.js";
+import { fitView, frameBox, viewTransform, zoomToPixelScale } from "./box.js";
 import { createClock, formatDuration } from "./clock.js";
 import { attachPointer } from "./draw.js";
 import { createChrome } from "./chrome.js";
@@ -97,8 +97,17 @@ export function mountWorkspace(root) {
 
   const modes = createModes({
     onChange: () => {
+      // The same scale in every mode: switching side by side ⇄ flicker or swipe keeps each
+      // image pixel the same size on screen (and the same point in the middle), so what was
+      // being compared does not jump. 0 fits the new panel.
+      const before = views[0].viewer.size;
+      const scale = viewTransform(view, before, frames.a).sx;
       chrome.applyMode();
       views.forEach((v) => v.viewer.resize());
+      const after = views[0].viewer.size;
+      if (after.width !== before.width || after.height !== before.height) {
+        view = zoomToPixelScale(view, scale, after, frames.a);
+      }
       if (modes.mode === "diff") ensureDiff();
       invalidate();
     },
