@@ -118,6 +118,7 @@ class ProjectForm(forms.ModelForm):
             "tier_rule",
             "guidelines",
             "show_predictions",
+            "gold_feedback",
             "licence",
             "rotated_boxes",
             "lease_order",
@@ -138,6 +139,8 @@ class ProjectForm(forms.ModelForm):
             "guidelines": "Markdown shown to annotators: paragraphs, # headings, - lists, "
             "**bold**, *italic*, `code`, [links](https://…). HTML is shown as text.",
             "show_predictions": "Annotators see model predictions as a starting point.",
+            "gold_feedback": "Right after submitting a gold pair, annotators see their own boxes "
+            "against the known answer.",
             "licence": "Written into every release's dataset card.",
             "rotated_boxes": "Label Studio imports: what to do with a rotated rectangle.",
             "lease_order": "Which unstarted pairs annotators get first; pairs someone started "

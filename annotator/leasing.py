@@ -73,6 +73,38 @@ def assignment_lease_pair(*, pair: Pair, user, now: datetime | None = None) -> A
     return _assignment_open(pair, user, now)
 
 
+def assignment_lease_ahead(
+    *, project: Project, user, now: datetime | None = None, rng: random.Random | None = None
+) -> Assignment | None:
+    """A lease on the pair after the one being worked on, so the workspace can load its images
+    while the current pair is answered (the annotator may only fetch images of pairs leased to
+    them). `assignment_lease_next` hands it out after the current one is submitted or skipped:
+    it returns the oldest live lease.
+
+    At most one lease ahead: with two live leases the newer is returned again. None when the
+    caller holds no live lease in the project (nothing to be ahead of) or nothing is left. An
+    unused lease ahead simply expires like any other.
+    """
+    now = now or timezone.now()
+    live = list(
+        Assignment.objects.filter(
+            annotator=user,
+            pair__project=project,
+            state=AssignmentState.LEASED,
+            expires_at__gt=now,
+        ).order_by("leased_at", "pk")[:2]
+    )
+    if not live:
+        return None
+    if len(live) == 2:
+        return live[1]
+    for gold in _queue_order(project, rng or random.Random()):
+        assignment = _lease_from(project, user, gold=gold, now=now)
+        if assignment is not None:
+            return assignment
+    return None
+
+
 def _queue_order(project: Project, rng: random.Random) -> list[bool]:
     """Which pool to try first: gold at the project's rate, regular pairs otherwise."""
     if project.gold_rate <= 0:

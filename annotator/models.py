@@ -101,6 +101,9 @@ class Project(models.Model):
     guidelines = models.TextField(blank=True)
     gold_rate = models.FloatField(default=0.0)
     show_predictions = models.BooleanField(default=True)
+    # Right after submitting a gold pair, the annotator sees their own boxes against the known
+    # answer (never anyone else's work, never before submitting).
+    gold_feedback = models.BooleanField(default=False)
     licence = models.CharField(max_length=200, blank=True)
     rotated_boxes = models.CharField(
         max_length=8, choices=RotatedBoxes.choices, default=RotatedBoxes.BOUND

@@ -125,6 +125,32 @@ def assignment_live(user, project: Project, *, now=None) -> Assignment | None:
     )
 
 
+def annotation_editable(pair: Pair) -> bool:
+    """Editable while the cross-check has not started: the pair still in annotation and not
+    everyone it waits for has submitted. Gold pairs are scored at submit, so never."""
+    waits_for = min(pair.project.overlap, 2)
+    return (
+        not pair.is_gold
+        and pair.status == PairStatus.IN_ANNOTATION
+        and pair.n_submitted < waits_for
+    )
+
+
+def annotator_submitted(user, project: Project, *, limit: int = 30) -> list[Assignment]:
+    """The annotator's latest submitted pairs in the project, each marked `editable`."""
+    submitted = (
+        Assignment.objects.filter(
+            annotator=user, pair__project=project, state=AssignmentState.SUBMITTED
+        )
+        .select_related("pair__project")
+        .order_by("-submitted_at")[:limit]
+    )
+    out = list(submitted)
+    for assignment in out:
+        assignment.editable = annotation_editable(assignment.pair)
+    return out
+
+
 def queue_candidates(project: Project, user, *, gold: bool) -> QuerySet[Pair]:
     """Pairs the user could be given next, in order. Every annotator answers each gold pair."""
     own = Assignment.objects.filter(pair=OuterRef("pk"), annotator=user).exclude(
@@ -195,6 +221,7 @@ class PairFilters:
     difficulty: str = ""
     flag: str = ""
     annotator: str = ""
+    q: str = ""  # text: a pair id, words of the external id or instruction, or an entity label
 
     def query(self) -> str:
         """The filters as a query string, to keep them across pages."""
@@ -224,11 +251,25 @@ def pairs_browse(project: Project, filters: PairFilters) -> QuerySet[Pair]:
             pair=OuterRef("pk"), annotator__username=filters.annotator
         )
         pairs = pairs.filter(Exists(leased))
+    if filters.q:
+        pairs = pairs.filter(_text_match(filters.q))
     if filters.difficulty:
         accepted = pairs.filter(status=PairStatus.ACCEPTED)
         levels = pair_difficulties(list(accepted))
         pairs = pairs.filter(pk__in=[pk for pk, d in levels.items() if d == filters.difficulty])
     return pairs
+
+
+def _text_match(text: str) -> Q:
+    """A pair whose id is `text`, or whose external id, instruction or any annotated entity
+    label contains it (case-insensitive)."""
+    named = Change.objects.filter(annotation__pair=OuterRef("pk")).filter(
+        Q(entity_a__icontains=text) | Q(entity_b__icontains=text)
+    )
+    match = Q(external_id__icontains=text) | Q(instruction__icontains=text) | Exists(named)
+    if text.isdigit():
+        match |= Q(pk=int(text))
+    return match
 
 
 def pairs_filter_choices(project: Project) -> dict[str, list]:

@@ -4,15 +4,18 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import push_url
 
 from annotator import selectors
-from annotator.leasing import assignment_lease_next
+from annotator.leasing import assignment_lease_ahead, assignment_lease_next
 from annotator.models import Assignment, AssignmentState, Pair, PairStatus, Project, Role
+from annotator.revising import annotation_reopen
+from annotator.submitting import SubmitConflict
 from annotator.textformats import guidelines_html
 from annotator.workspace import workspace_context
 
@@ -60,6 +63,44 @@ def lease_next(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect(url)
 
 
+@require_POST
+@login_required
+def lease_ahead(request: HttpRequest, slug: str) -> JsonResponse:
+    """Lease the pair after the current one, for the workspace to preload: its images' URLs and
+    its workspace fragment, swapped in right after submit without another request."""
+    project = _project_for_annotation(request, slug)
+    assignment = assignment_lease_ahead(project=project, user=request.user)
+    if assignment is None:
+        return JsonResponse({"assignment": None, "images": []})
+    images = [reverse("annotator:pair_image", args=[assignment.pair_id, s]) for s in ("a", "b")]
+    html = render_to_string(
+        "annotator/_workspace.html", workspace_context(assignment), request=request
+    )
+    return JsonResponse(
+        {
+            "assignment": assignment.pk,
+            "images": images,
+            "url": reverse("annotator:workspace", args=[assignment.pk]),
+            "expires_at": assignment.expires_at.isoformat(),
+            "html": html,
+        }
+    )
+
+
+@require_POST
+@login_required
+def annotation_edit(request: HttpRequest, pk: int) -> HttpResponse:
+    """Take a submitted answer back to edit it (while the pair is not cross-checked)."""
+    try:
+        assignment = annotation_reopen(assignment_id=pk, user=request.user)
+    except Assignment.DoesNotExist as exc:
+        raise Http404("no such assignment") from exc
+    except SubmitConflict as exc:
+        messages.info(request, f"That pair cannot be edited any more: {exc}.")
+        return redirect("annotator:home")
+    return redirect("annotator:workspace", assignment.pk)
+
+
 @login_required
 def workspace(request: HttpRequest, pk: int) -> HttpResponse:
     assignment = get_object_or_404(
@@ -97,6 +138,8 @@ def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
     }
     if role == Role.LEAD:
         context |= _pairs_browser(request, project)
+    if role in (Role.ANNOTATOR, Role.LEAD):
+        context["submitted"] = selectors.annotator_submitted(request.user, project)
     return render(request, "annotator/project.html", context)
 
 
@@ -131,7 +174,8 @@ def _pair_filters(request: HttpRequest, choices: dict[str, list]) -> selectors.P
     }
     given = {name: request.GET.get(name, "") for name in allowed}
     return selectors.PairFilters(
-        **{name: value if value in allowed[name] else "" for name, value in given.items()}
+        **{name: value if value in allowed[name] else "" for name, value in given.items()},
+        q=request.GET.get("q", "").strip()[:200],
     )
 
 

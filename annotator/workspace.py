@@ -4,8 +4,17 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.urls import reverse
+from django.utils import timezone
 
-from annotator.models import Assignment, Defect, Tier
+from annotator.models import Assignment, AssignmentState, Defect, Tier
+from annotator.selectors import annotator_progress
+
+SKIP_REASONS = [
+    "An image is broken or does not load",
+    "I cannot see what changed",
+    "More than one unrelated change",
+    "The guidelines do not cover this pair",
+]
 
 
 def workspace_context(assignment: Assignment) -> dict:
@@ -33,6 +42,11 @@ def workspace_context(assignment: Assignment) -> dict:
         "idempotency_key": f"assignment-{assignment.pk}",
         "expires_at": assignment.expires_at.isoformat(),
         "lease_seconds": settings.DIFFMARK_LEASE_SECONDS,
+        # Asked after every submit when the project shows gold feedback: the page itself never
+        # knows whether a pair is gold (that would change how it is answered).
+        "gold_feedback": (
+            reverse("review:gold_feedback", args=[assignment.pk]) if project.gold_feedback else ""
+        ),
     }
     urls = {
         "image_a": reverse("annotator:pair_image", args=[pair.pk, "a"]),
@@ -41,6 +55,7 @@ def workspace_context(assignment: Assignment) -> dict:
         "submit": reverse("api:assignment-submit", args=[assignment.pk]),
         "skip": reverse("api:assignment-skip", args=[assignment.pk]),
         "next": reverse("annotator:lease_next", args=[project.slug]),
+        "ahead": reverse("annotator:lease_ahead", args=[project.slug]),
         "home": reverse("annotator:home"),
     }
     return {
@@ -49,4 +64,27 @@ def workspace_context(assignment: Assignment) -> dict:
         "project": project,
         "config": config,
         "urls": urls,
+        "progress": _progress(assignment),
+        "skip_reasons": SKIP_REASONS,
+    }
+
+
+def _progress(assignment: Assignment) -> dict[str, int]:
+    """ "Pair n of N · k today" as the annotator will read it on this pair. A lease taken ahead
+    (preloaded while the one before it is answered) counts the earlier live leases as done:
+    they are submitted by the time this pair shows."""
+    project = assignment.pair.project
+    user = assignment.annotator
+    counts = annotator_progress(user, project)
+    live = Assignment.objects.filter(
+        annotator=user,
+        pair__project=project,
+        state=AssignmentState.LEASED,
+        expires_at__gt=timezone.now(),
+    ).exclude(pk=assignment.pk)
+    before = live.filter(leased_at__lt=assignment.leased_at).count()
+    return {
+        "n": counts["total"] + before + 1,
+        "of": counts["total"] + live.count() + 1 + counts["left"],
+        "today": counts["today"] + before,
     }

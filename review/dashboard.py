@@ -119,6 +119,33 @@ class ProjectQuality:
         return next((w for bound, w in KAPPA_BANDS if self.kappa > bound), "chance or worse")
 
     @property
+    def kappa_note(self) -> str:
+        """Why κ reads as it does when it would mislead: undefined with a single tier given, or
+        low only because one tier dominates (the kappa paradox: chance agreement is then high,
+        so κ near 0 sits beside a high share of identical tiers). Empty when κ speaks plainly."""
+        grid = self.tiers
+        if not grid.total:
+            return ""
+        same = grid.agreeing / grid.total
+        n = len(grid.keys)  # tiers given, in either annotation of a pair
+        given = [sum(grid.counts[i]) + sum(grid.counts[j][i] for j in range(n)) for i in range(n)]
+        top = max(range(len(given)), key=given.__getitem__)
+        share = given[top] / (2 * grid.total)
+        if self.kappa is None:
+            return (
+                f"Undefined: every tier given is “{grid.labels[top].lower()}”, so there is no "
+                f"variation to agree on beyond chance. The tiers are identical on "
+                f"{round(100 * same)}% of pairs."
+            )
+        if share >= 0.8 and self.kappa < 0.4 and same >= 0.7:
+            return (
+                f"Uninformative here: {round(100 * share)}% of tiers are "
+                f"“{grid.labels[top].lower()}”, so agreement by chance is already high and κ "
+                f"stays low although the tiers are identical on {round(100 * same)}% of pairs."
+            )
+        return ""
+
+    @property
     def alpha_band(self) -> str:
         """Krippendorff's reading: ≥ 0.8 reliable, ≥ 0.667 tentative, below that unreliable."""
         if self.alpha is None:

@@ -8,6 +8,7 @@ urlpatterns = [
     path("<slug:slug>/disputes/", views.disputes, name="disputes"),
     path("<slug:slug>/spot-check/", views.spot_check, name="spot_check"),
     path("pairs/<int:pk>/", views.adjudicate, name="adjudicate"),
+    path("assignments/<int:pk>/gold-feedback/", views.gold_feedback, name="gold_feedback"),
     path("<slug:slug>/dashboard/", views_dashboard.dashboard, name="dashboard"),
     path("<slug:slug>/releases/", views_releases.releases, name="releases"),
     path("releases/<int:pk>/", views_releases.release, name="release"),

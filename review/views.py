@@ -3,12 +3,15 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET
 
 from annotator.models import Pair, Project, Role
 from annotator.selectors import project_role
 from review.adjudication import adjudication_context
+from review.gold_feedback import gold_feedback_for
 from review.selectors import disputes_queue, spot_check_sample
 
 
@@ -40,6 +43,18 @@ def spot_check(request: HttpRequest, slug: str) -> HttpResponse:
         n = 20
     pairs = spot_check_sample(project, n=n)
     return render(request, "review/spot_check.html", {"project": project, "pairs": pairs, "n": n})
+
+
+@login_required
+@require_GET
+@login_required
+def gold_feedback(request: HttpRequest, pk: int) -> JsonResponse:
+    """The caller's boxes against the known answer, right after they submitted a gold pair."""
+    feedback = gold_feedback_for(assignment_id=pk, user=request.user)
+    if feedback is None:
+        raise Http404("no feedback for this assignment")
+    images = {s: reverse("annotator:pair_image", args=[feedback["pair"], s]) for s in ("a", "b")}
+    return JsonResponse({**feedback, "images": images})
 
 
 @login_required

@@ -39,7 +39,9 @@ MATRIX = [
     ("annotator:home", "get", None, _page(outsider=200, annotator_1=200, researcher=200)),
     ("annotator:project", "get", "slug", _page(annotator_1=200, researcher=200)),
     ("annotator:lease_next", "post", "slug", _page(annotator_1=302, lead=302)),
+    ("annotator:lease_ahead", "post", "slug", _page(annotator_1=200, lead=200)),
     ("annotator:workspace", "get", "assignment", NOT_YOURS_PAGE),
+    ("annotator:annotation_edit", "post", "assignment", NOT_YOURS_PAGE),
     ("annotator:pair", "get", "pair", LEADS_SEE_PAIRS),
     ("annotator:pair_image", "get", "pair_side", LEADS_SEE_PAIRS),
     ("annotator:pair_thumb", "get", "pair_side", LEADS_SEE_PAIRS),
@@ -60,6 +62,7 @@ MATRIX = [
     ("review:spot_check", "get", "slug", _page()),
     ("review:dashboard", "get", "slug", _page()),
     ("review:adjudicate", "get", "pair", _page()),
+    ("review:gold_feedback", "get", "assignment", NOT_YOURS_PAGE),
     ("review:releases", "get", "slug", _page(researcher=200)),
     ("review:release", "get", "release", _page(annotator_1=404, researcher=200)),
     ("review:release_retry", "post", "release", _page(lead=302)),  # refused: not failed

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotator', '0004_job_heartbeat'),
+        ('annotator', '0005_job_kind_evaluate'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

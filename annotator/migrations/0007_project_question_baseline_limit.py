@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotator', '0004_job_heartbeat'),
+        ('annotator', '0006_project_labelstudio_profile'),
     ]
 
     operations = [

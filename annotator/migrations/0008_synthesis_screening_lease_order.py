@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotator', '0004_job_heartbeat'),
+        ('annotator', '0007_project_question_baseline_limit'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

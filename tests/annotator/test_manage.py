@@ -815,3 +815,24 @@ def test_an_annotator_with_a_lease_sees_no_other_annotation(
     assert "Only annotator one wrote this." not in body
     assert "annotator_1" not in body
     assert "History" not in body and "mark-1" not in body
+
+
+def test_pairs_browser_searches_id_instruction_and_entity(
+    client, project, lead, annotator_1, annotator_2
+):
+    boxed = _accepted_pair(project, [annotator_1, annotator_2], [20, 10, 40, 30])  # entity "patch"
+    told = make_pair(project, instruction="Make the sky purple")
+    named = make_pair(project, external_id="street-0042")
+    _login(client, lead)
+
+    def shown(query: str) -> set[int]:
+        return _pair_links(client.get(f"/p/cars/?{query}").content.decode())
+
+    assert shown("q=PURPLE") == {told.pk}
+    assert shown("q=patch") == {boxed.pk}
+    assert shown("q=street-00") == {named.pk}
+    assert shown(f"q={told.pk}") >= {told.pk}
+    assert shown("q=nothing-like-this") == set()
+    assert shown("q=patch&status=imported") == set()  # with the other filters
+    body = client.get("/p/cars/?q=purple").content.decode()
+    assert 'value="purple"' in body and "Clear filters" in body  # kept in the box

@@ -6,9 +6,9 @@ import {
   canDecide, checkDecision, isSamePage, mergeErrors, outcomeText, resolutionBody, sortServerErrors, standingAfter,
 } from "../../static/review/js/decide.js";
 import {
-  availableLayers, draftFrom, initialVisibility, mergeColor, mergeSources, referenceBoxes, unionBox,
+  LAYER_STYLES, availableLayers, draftFrom, initialVisibility, mergeColor, mergeSources, referenceBoxes, unionBox,
 } from "../../static/review/js/layers.js";
-import { buildScene } from "../../static/annotator/js/scene.js";
+import { buildScene, changeColor } from "../../static/annotator/js/scene.js";
 import { createStore } from "../../static/annotator/js/state.js";
 import { fitView } from "../../static/annotator/js/box.js";
 
@@ -159,11 +159,11 @@ test("the scene paints the reference boxes beneath the merged answer, in the mer
     colorOf: mergeColor, referenceBoxes: (s) => referenceBoxes(layers, { one: true, two: true }, s, { editing: true }),
   };
   const scene = buildScene(ctx, 1, { width: 400, height: 300 });
-  assert.deepEqual(scene.boxes.map((b) => b.color), ["#ffb020", "#22d3ee", "#22d3ee", mergeColor(0)]);
+  assert.deepEqual(scene.boxes.map((b) => b.color), [LAYER_STYLES.one.color, LAYER_STYLES.two.color, LAYER_STYLES.two.color, mergeColor(0)]);
   assert.ok(scene.boxes.every((b) => b.t === scene.t));
   // Without the options the workspace's scene is what it was.
   const plain = buildScene({ ...ctx, colorOf: undefined, referenceBoxes: undefined }, 1, { width: 400, height: 300 });
-  assert.deepEqual(plain.boxes.map((b) => b.color), ["#ffb020"]);
+  assert.deepEqual(plain.boxes.map((b) => b.color), [changeColor(0)]);
 });
 
 test("a merge starts from the consensus when there is one, else annotation 1; empty sides become absent", () => {
@@ -228,4 +228,18 @@ test("shortcuts: 1 and 2 accept (not while a merge is edited), E, R, Shift + dig
   assert.equal(adjudicationAction(key("?", { shiftKey: true, code: "Slash" })), null); // help: the workspace's key
   assert.equal(adjudicationAction(key("1"), { typing: true }), null);
   assert.equal(adjudicationAction(key("1", { ctrlKey: true })), null);
+});
+
+test("a decision note is read once, and an old one is not shown", async () => {
+  const { rememberDecision, takeDecision, tooSoon, GUARD_MS } = await import("../../static/review/js/handoff.js");
+  const store = new Map();
+  const storage = { getItem: (k) => store.get(k) ?? null, setItem: (k, v) => store.set(k, v), removeItem: (k) => store.delete(k) };
+  rememberDecision(storage, { pair: "p1", text: "Annotation 1 accepted.", url: "/api/v1/pairs/1/resolution/", page: "/review/pairs/1/" });
+  const note = takeDecision(storage);
+  assert.equal(note.pair, "p1");
+  assert.equal(takeDecision(storage), null, "read once");
+  rememberDecision(storage, { pair: "p1", text: "x", url: "/u", page: "/p" });
+  assert.equal(takeDecision(storage, Date.now() + 6 * 60 * 1000), null, "too old");
+  assert.equal(tooSoon(1000, 1000 + GUARD_MS - 1), true);
+  assert.equal(tooSoon(1000, 1000 + GUARD_MS), false);
 });

@@ -1,7 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  boxFromPoints, fitScale, fitView, frameBox, growBox, handlePoints, hitTest, iou, isValidBox,
+  MIN_DRAWN_PX, boxFromPoints, fitScale, fitView, frameBox, growBox, handlePoints, hitTest, iou,
+  isTooSmall, isValidBox,
   mirrorBox, moveBox, panBy, resizeBox, roundBox, toImage, toScreen, viewTransform, zoomAt,
   zoomLimits, zoomToPixelScale,
 } from "../../static/annotator/js/box.js";
@@ -152,4 +153,13 @@ test("hit test finds corners, edges, inside and misses", () => {
   assert.equal(handlePoints(box, t).length, 8);
   const tiny = [10, 10, 12, 12];
   assert.equal(hitTest(tiny, t, toScreen(t, 11, 11)), "move");
+});
+
+test("a drawn box under the minimum screen size is too small, whatever its image size", () => {
+  const fit = { sx: 0.5, sy: 0.5 }; // zoomed out: 1 CSS px per 2 image px
+  const zoomed = { sx: 32, sy: 32 }; // zoomed in far
+  assert.equal(isTooSmall([0, 0, 10, 100], fit), true); // 5 CSS px wide
+  assert.equal(isTooSmall([0, 0, 12, 12], fit), false); // 6 × 6 CSS px
+  assert.equal(isTooSmall([5, 5, 7, 7], zoomed), false); // 2 × 2 image px, 64 CSS px: meant
+  assert.equal(isTooSmall([0, 0, 100, 5], { sx: 1, sy: 1 }, MIN_DRAWN_PX), true);
 });

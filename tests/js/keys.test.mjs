@@ -55,5 +55,14 @@ test("isTyping", () => {
 });
 
 test("the help lists every group", () => {
-  assert.deepEqual(SHORTCUTS.map(([g]) => g), ["Quality", "View", "Changes and boxes", "General"]);
+  assert.deepEqual(SHORTCUTS.map(([g]) => g), ["Quality", "Category", "View", "Changes and boxes", "General"]);
+});
+
+test("Shift + digit picks a category by its place in the list, Shift + 0 the tenth", () => {
+  assert.deepEqual(actionFor(key("!", { shiftKey: true, code: "Digit1" })), { action: "category", arg: 0 });
+  assert.deepEqual(actionFor(key("(", { shiftKey: true, code: "Digit9" })), { action: "category", arg: 8 });
+  assert.deepEqual(actionFor(key(")", { shiftKey: true, code: "Digit0" })), { action: "category", arg: 9 });
+  assert.deepEqual(actionFor(key("1", { code: "Digit1" })), { action: "tier", arg: 0 }, "plain digits stay tiers");
+  assert.equal(actionFor(key("!", { shiftKey: true, code: "Digit1" }), { typing: true }), null);
+  assert.deepEqual(actionFor(key("g")), { action: "whole-image" });
 });

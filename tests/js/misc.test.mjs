@@ -61,3 +61,13 @@ test("panels edit a fixed side only side by side", () => {
   assert.equal(panelSide("flicker", 0, "b"), "b");
   assert.equal(panelSide("diff", 0, "a"), "a");
 });
+
+test("a preloaded next pair is used only while its lease has a minute left", async () => {
+  const { usable } = await import("../../static/annotator/js/prefetch.js");
+  const now = Date.parse("2026-01-01T10:00:00Z");
+  const ahead = { html: "<section id=workspace></section>", url: "/a/2/", expires_at: "2026-01-01T10:05:00Z" };
+  assert.equal(usable(ahead, now), ahead);
+  assert.equal(usable({ ...ahead, expires_at: "2026-01-01T10:00:30Z" }, now), null);
+  assert.equal(usable({ ...ahead, html: "" }, now), null);
+  assert.equal(usable(null, now), null);
+});

@@ -175,16 +175,33 @@ test("changes cycle and removal keeps a valid selection", () => {
   assert.equal(store.state.sel.change, -1);
 });
 
-test("entity on B follows A until B is named differently", () => {
+test("a linked B shows A's entity; typing into B unlinks it and never adds A's text again", () => {
   const { store } = make();
   store.addBox("a", [10, 10, 20, 20]);
   store.setEntity(0, "a", "ca");
-  assert.equal(store.state.changes[0].entity_b, "", "no box on B yet: B does not follow");
-  store.mirror();
-  assert.equal(store.state.changes[0].entity_b, "ca");
   store.setEntity(0, "a", "car");
-  assert.equal(store.state.changes[0].entity_b, "car");
-  store.setEntity(0, "b", "truck");
+  assert.equal(store.state.changes[0].entity_b, "car", "linked by default: B mirrors A");
+  store.setEntity(0, "b", "cars"); // the field held "car"; one keystroke added "s"
+  assert.deepEqual([store.state.changes[0].entity_a, store.state.changes[0].entity_b], ["car", "cars"]);
+  assert.equal(store.state.changes[0].linked, false);
   store.setEntity(0, "a", "cart");
-  assert.deepEqual([store.state.changes[0].entity_a, store.state.changes[0].entity_b], ["cart", "truck"]);
+  assert.equal(store.state.changes[0].entity_b, "cars", "unlinked: B keeps its own name");
+  store.toggleLink(0);
+  assert.equal(store.state.changes[0].entity_b, "cart", "linked again: B takes A's name");
+  store.toggleAbsent("b", 0);
+  assert.equal(store.state.changes[0].entity_b, "");
+  store.toggleAbsent("b", 0);
+  assert.equal(store.state.changes[0].entity_b, "cart", "present again and still linked");
+});
+
+test("whole image boxes the full frame on both sides of the active change", () => {
+  const { store } = make();
+  store.wholeImage();
+  const [c] = store.state.changes;
+  assert.deepEqual(c.boxes_a, [[0, 0, store.frames.a.width, store.frames.a.height]]);
+  assert.deepEqual(c.boxes_b, [[0, 0, store.frames.b.width, store.frames.b.height]]);
+  store.toggleAbsent("a", 0);
+  store.wholeImage();
+  assert.equal(store.state.changes.length, 1, "the active change, not a new one");
+  assert.equal(store.state.changes[0].absent_a, false);
 });

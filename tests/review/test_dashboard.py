@@ -233,7 +233,7 @@ def test_the_query_count_does_not_grow_with_the_project(
 ):
     seed(project, annotator_1, annotator_2, django_capture_on_commit_callbacks)
     client.force_login(lead)
-    with django_assert_num_queries(12) as small:
+    with django_assert_num_queries(13) as small:  # + screening share, + the Disputes tab's count
         client.get("/review/cars/dashboard/")
 
     for _ in range(3):
@@ -295,3 +295,32 @@ def test_an_unknown_project_is_not_found(client, lead):
     client.force_login(lead)
 
     assert client.get("/review/nope/dashboard/").status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("counts", "kappa", "note"),
+    [
+        # 10 pairs, 9 excellent/excellent and one excellent/good: κ ≈ 0 beside 90 % identical.
+        (
+            [[9, 1, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]],
+            0.0,
+            "Uninformative here: 95% of tiers are “excellent”, so agreement by chance is already "
+            "high and κ stays low although the tiers are identical on 90% of pairs.",
+        ),
+        (
+            [[6, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]],
+            None,
+            "Undefined: every tier given is “excellent”, so there is no variation to agree on "
+            "beyond chance. The tiers are identical on 100% of pairs.",
+        ),
+        ([[3, 1, 0, 0], [1, 3, 0, 0], [0, 0, 2, 0], [0, 0, 0, 2]], 0.8, ""),  # κ speaks plainly
+    ],
+)
+def test_kappa_is_explained_when_undefined_or_uninformative(project, counts, kappa, note):
+    from dataclasses import replace
+
+    from review.dashboard import Grid
+
+    quality = project_quality(project=project)
+    tiers = Grid(keys=quality.tiers.keys, labels=quality.tiers.labels, counts=counts)
+    assert replace(quality, tiers=tiers, kappa=kappa).kappa_note == note

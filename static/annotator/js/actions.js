@@ -55,6 +55,18 @@ export function createActions(ws) {
       ws.status(n ? `Mirrored ${plural(n, "box")} to ${otherSide(side).toUpperCase()}` : "Nothing to mirror: draw or select a box first");
     },
     absent: () => store.toggleAbsent(),
+    "whole-image": () => {
+      const i = store.wholeImage();
+      ws.status(`Change ${i + 1} covers the whole image on A and B`);
+    },
+    category: (i) => {
+      const category = ws.config.categories[i];
+      if (!category) return ws.status(`This project has no category ${(i + 1) % 10}`);
+      const { change } = store.state.sel;
+      if (!store.activeChange()) return ws.status("Draw a box first, or press N for a new change");
+      store.updateChange(change, { category: category.slug });
+      ws.status(`Change ${change + 1}: ${category.name}`);
+    },
     "delete-box": () => store.removeSelectedBox() || ws.status("Select a box first (click it)"),
     undo: () => store.undo() || ws.status("Nothing to undo"),
     redo: () => store.redo() || ws.status("Nothing to redo"),
@@ -77,7 +89,8 @@ export function createActions(ws) {
     "predictions-toggle": () => ws.setFlag("showPredictions", !ws.ui.showPredictions),
     "boxes-toggle": () => ws.setFlag("showBoxes", !ws.ui.showBoxes),
     submit: () => ws.submitter.submit(),
-    skip: (button) => ws.submitter.skip(button),
+    "skip-ask": () => ws.openDialog("skip"),
+    skip: () => ws.submitter.skip(),
     "edit-change": () => {
       const c = store.activeChange();
       if (!c) return ws.status("Draw a box first, or press N for a new change");
@@ -86,12 +99,17 @@ export function createActions(ws) {
       const empty = ["category", "description", entity].find((f) => f && !String(c[f]).trim());
       ws.panel.focusActive(empty ?? "description");
     },
+    "panel-toggle": () => ws.layout?.togglePanel(),
+    "layout-toggle": () => ws.layout?.toggleArrangement(),
+    fullscreen: () => ws.layout?.toggleFullscreen(),
     help: () => ws.openDialog("help"),
     guidelines: () => ws.openDialog("guidelines"),
     escape: () => {
       const el = document.activeElement;
-      if (el && el !== document.body && ws.root.contains(el) && el !== ws.stage) ws.stage.focus();
-      else if (store.state.sel.box >= 0) store.select(store.state.sel.change, store.state.sel.side, -1);
+      if (el && el !== document.body && ws.root.contains(el) && el !== ws.stage) {
+        ws.stage.focus();
+        ws.layout?.unpeek();
+      } else if (store.state.sel.box >= 0) store.select(store.state.sel.change, store.state.sel.side, -1);
     },
   };
 }

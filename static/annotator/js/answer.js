@@ -9,7 +9,7 @@ const MAX_TIME_MS = 24 * 3600 * 1000; // the server's ceiling; a tab left open f
 export function emptyChange(key, init = {}) {
   return {
     key, category: "", description: "", entity_a: "", entity_b: "",
-    boxes_a: [], boxes_b: [], absent_a: false, absent_b: false, ...init,
+    boxes_a: [], boxes_b: [], absent_a: false, absent_b: false, linked: true, ...init,
   };
 }
 
@@ -37,6 +37,7 @@ export function toDraft(data, sel, timeSpentMs) {
     ui: {
       absent_a: data.changes.map((c) => c.absent_a),
       absent_b: data.changes.map((c) => c.absent_b),
+      linked: data.changes.map((c) => c.linked),
       active: sel.change,
       side: sel.side,
     },
@@ -62,6 +63,8 @@ export function fromDraft(draft, nextKey) {
       boxes_b: boxes(c?.boxes_b),
       absent_a: Boolean(ui.absent_a?.[i]),
       absent_b: Boolean(ui.absent_b?.[i]),
+      // Drafts from before the link toggle: linked when both sides already say the same.
+      linked: typeof ui.linked?.[i] === "boolean" ? ui.linked[i] : text(c?.entity_a) === text(c?.entity_b),
     })),
   };
   const active = Number.isInteger(ui.active) ? ui.active : 0;
@@ -120,6 +123,7 @@ export function suggestedChanges(predictions, existing, frames) {
       category: text(c.category), description: text(c.description),
       entity_a: text(c.entity_a), entity_b: text(c.entity_b),
       boxes_a: a, boxes_b: b, absent_a: !a.length, absent_b: !b.length,
+      linked: text(c.entity_a) === text(c.entity_b),
     };
   }).filter((c) => !existing.some((have) => SIDES.every((s) => sameBoxes(have[`boxes_${s}`], c[`boxes_${s}`]))));
 }

@@ -142,6 +142,18 @@ export function growBox(box, dw, dh, frame) {
   return [x1, y1, clamp(x2 + dw, x1 + 1, frame.width), clamp(y2 + dh, y1 + 1, frame.height)];
 }
 
+/**
+ * Smallest box a drag may leave, in CSS px on screen (each side). A smaller one is a slip of the
+ * hand — a click that moved, a pan whose Space came late — and stored it would count as a change
+ * in the cross-check (a false dispute). Measured on screen, not in image pixels, so a 2×2 px
+ * region is still drawable when zoomed in far enough to see it.
+ */
+export const MIN_DRAWN_PX = 6;
+
+export function isTooSmall(box, t, min = MIN_DRAWN_PX) {
+  return (box[2] - box[0]) * t.sx < min || (box[3] - box[1]) * t.sy < min;
+}
+
 /** The whole frame as a box (global changes: lighting, colour, noise). */
 export function wholeFrame(frame) {
   return [0, 0, frame.width, frame.height];

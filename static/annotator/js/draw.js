@@ -2,7 +2,7 @@
 // middle button; zoom with the wheel around the cursor (the view is shared, so both panels
 // follow). Every box goes through box.js rounding, so stored coordinates are whole pixels of the
 // side's own frame whatever the zoom.
-import { HANDLE_CURSORS, boxFromPoints, hitTest, moveBox, panBy, resizeBox, toImage, zoomAt } from "./box.js";
+import { HANDLE_CURSORS, MIN_DRAWN_PX, boxFromPoints, hitTest, isTooSmall, moveBox, panBy, resizeBox, toImage, zoomAt } from "./box.js";
 
 const DRAG_THRESHOLD = 3; // CSS px before a press becomes a new box
 
@@ -30,7 +30,8 @@ export function pickBox(state, side, t, p) {
 
 /**
  * ctx: {store, modes, panelIndex, sideAt(), transform(side), frames(), ref(), size(),
- * getView(), setView(view), spaceHeld(), showBoxes(), onPointer(info|null), signal}
+ * getView(), setView(view), spaceHeld(), showBoxes(), onPointer(info|null), signal}; optional
+ * notice(text): tells the person why a drawn box was not kept.
  */
 export function attachPointer(element, ctx) {
   const { store, signal } = ctx;
@@ -94,6 +95,13 @@ export function attachPointer(element, ctx) {
       hover(p);
       return;
     }
+    if (gesture.kind !== "pan" && ctx.spaceHeld()) {
+      // Space went down mid-drag: the person wants to pan, so what the drag drew is undone.
+      undoGesture();
+      ctx.modes.setHold(false);
+      gesture = { kind: "pan", last: p };
+      element.style.cursor = "grabbing";
+    }
     if (gesture.kind === "pan") {
       ctx.setView(panBy(ctx.getView(), p.x - gesture.last.x, p.y - gesture.last.y, ctx.size(), ctx.ref()));
       gesture.last = p;
@@ -120,10 +128,27 @@ export function attachPointer(element, ctx) {
     }
   }, { signal });
 
+  // A gesture's edits share one undo step (its id), so undoing it removes exactly what it drew.
+  // A move or resize that changed nothing recorded no step, so there is nothing to undo.
+  function undoGesture() {
+    if (gesture.kind === "create") {
+      if (gesture.created) store.undo();
+      return;
+    }
+    const box = store.state.changes[gesture.change]?.[`boxes_${gesture.side}`][gesture.index];
+    if (box && box.some((v, k) => v !== gesture.orig[k])) store.undo();
+  }
+
   const end = (e) => {
     if (!gesture) return;
     if (gesture.kind === "create" && !gesture.created) {
       store.select(store.state.sel.change, gesture.side, -1); // a click on empty image: deselect
+    } else if (gesture.kind === "create" || gesture.kind === "resize") {
+      const box = store.state.changes[gesture.change]?.[`boxes_${gesture.side}`][gesture.index];
+      if (box && isTooSmall(box, ctx.transform(gesture.side))) {
+        undoGesture();
+        ctx.notice?.(`Box not kept: smaller than ${MIN_DRAWN_PX} screen px — zoom in to mark tiny regions`);
+      }
     }
     gesture = null;
     ctx.modes.setHold(false);

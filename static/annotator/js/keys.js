@@ -3,6 +3,7 @@
 
 export const SHORTCUTS = [
   ["Quality", [["1 2 3 4", "Tier: excellent · good · fair · poor"]]],
+  ["Category", [["Shift + 1…9 0", "Category of the active change (its key is shown in the list)"]]],
   ["View", [
     ["B", "Side by side"],
     ["F", "Flicker (press again to show the other image)"],
@@ -14,6 +15,9 @@ export const SHORTCUTS = [
     ["Z", "Actual pixels (1:1)"],
     ["Space + drag", "Pan (or drag with the middle button)"],
     ["H", "Hide / show boxes"],
+    ["L", "A beside B / A above B (wide images start above)"],
+    ["S", "Collapse / open the side panel"],
+    ["M", "Full screen on / off"],
   ]],
   ["Changes and boxes", [
     ["drag", "Draw a box (Shift + drag: draw inside another box)"],
@@ -23,6 +27,7 @@ export const SHORTCUTS = [
     ["[ ]", "Previous / next change"],
     ["C", "Mirror the selected box (or all boxes) to the other side"],
     ["X", "Mark the active side absent / present"],
+    ["G", "Whole image on A and B (global changes: lighting, colour, noise)"],
     ["Delete", "Remove the selected box"],
     ["← ↑ → ↓", "Nudge the selected box 1 px (Shift: 10 px)"],
     ["Alt + arrows", "Resize the selected box 1 px (Shift: 10 px)"],
@@ -40,8 +45,8 @@ export const SHORTCUTS = [
 const ARROWS = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] };
 const SINGLE = {
   b: "mode-side", f: "mode-flicker", w: "mode-swipe", d: "mode-diff", t: "flicker-timer",
-  n: "change-new", "[": "change-prev", "]": "change-next", c: "mirror", x: "absent",
-  p: "predictions-accept", h: "boxes-toggle", z: "zoom-1", 0: "zoom-fit",
+  g: "whole-image", n: "change-new", "[": "change-prev", "]": "change-next", c: "mirror", x: "absent",
+  p: "predictions-accept", h: "boxes-toggle", l: "layout-toggle", s: "panel-toggle", m: "fullscreen", z: "zoom-1", 0: "zoom-fit",
   "+": "zoom-in", "=": "zoom-in", "-": "zoom-out", _: "zoom-out", "?": "help",
   delete: "delete-box", backspace: "delete-box",
 };
@@ -51,7 +56,8 @@ export function isTyping(el) {
   if (!el) return false;
   if (el.isContentEditable || el.tagName === "TEXTAREA" || el.tagName === "SELECT") return true;
   if (el.tagName !== "INPUT") return false;
-  return !["checkbox", "radio", "button", "submit", "reset", "range", "color", "file"].includes(el.type);
+  // A slider's arrow keys move the slider, not the selected box.
+  return !["checkbox", "radio", "button", "submit", "reset", "color", "file"].includes(el.type);
 }
 
 /**
@@ -70,6 +76,8 @@ export function actionFor(e, { typing = false, onStage = true } = {}) {
     if (key === "y") return { action: "redo" };
     return null;
   }
+  const digit = e.shiftKey ? /^Digit(\d)$/.exec(e.code ?? "")?.[1] : undefined;
+  if (digit !== undefined) return { action: "category", arg: (Number(digit) + 9) % 10 }; // Shift+0 is the 10th
   if (e.key in ARROWS) {
     const [dx, dy] = ARROWS[e.key].map((v) => v * (e.shiftKey ? 10 : 1));
     return { action: e.altKey ? "grow-box" : "nudge", arg: [dx, dy] };
@@ -115,6 +123,13 @@ const REPEATABLE = new Set(["nudge", "grow-box", "zoom-in", "zoom-out", "undo", 
  * Document-level key handling for one workspace; Space is held for panning (ui.spaceHeld).
  * `resolve(e, {typing, onStage})` maps a keydown to {action, arg} (default actionFor): a page
  * with shortcuts of its own puts them in front of the workspace's.
+ *
+ * Space pans wherever the focus is — on a tier, a panel button, the toolbar, a select. In a
+ * text field it types a space (and a drag meanwhile still pans). On a button, radio or checkbox
+ * the press is left to the control, so Space still works it from the keyboard: it acts on the
+ * key's release, and a drag moves the focus to the images first, so after a pan the release
+ * lands there and presses nothing. Were Space ignored on controls, Space+drag after clicking a
+ * tier would draw a stray box.
  */
 export function bindKeys({ root, stage, ui, run, signal, resolve = actionFor }) {
   const setSpace = (held) => {
@@ -122,14 +137,16 @@ export function bindKeys({ root, stage, ui, run, signal, resolve = actionFor }) 
     stage.classList.toggle("is-panning", held);
   };
   document.addEventListener("keydown", (e) => {
-    if (!root.isConnected || root.querySelector("dialog[open]")) return; // a dialog handles its own keys
+    if (!root.isConnected || document.querySelector("dialog[open]")) return; // a dialog handles its own keys
     const typing = isTyping(e.target);
     const onStage = e.target === stage || e.target === document.body;
-    const control = e.target.closest?.("button, a, input, select, textarea, summary");
-    if (e.key === " " && !typing && !control) {
-      e.preventDefault(); // no page scroll: Space + drag pans the images
+    if (e.key === " " && (root.contains(e.target) || onStage)) {
+      // In a text field Space types (a drag while it is held still pans, never draws); on a
+      // button, radio or checkbox it is left to the control; elsewhere it must not scroll.
+      const control = e.target.closest?.("button, a, input, summary");
+      if (!control && !(typing && e.target.tagName !== "SELECT")) e.preventDefault();
       if (!ui.spaceHeld) setSpace(true);
-      return;
+      if (!typing || e.target.tagName === "SELECT") return;
     }
     const hit = resolve(e, { typing, onStage });
     if (!hit) return;

@@ -18,6 +18,11 @@ export function errorSlot(path) {
   return { change: Number(m[1]), slot: FIELDS.includes(m[2]) ? m[2] : "_" };
 }
 
+/** Shift + 1…9, 0 picks the first ten categories (keys.js); the list shows each one's key. */
+export function categoryLabel(name, index) {
+  return index < 10 ? `${name}  ⇧${(index + 1) % 10}` : name;
+}
+
 function setText(el, text) {
   if (el.textContent !== text) el.textContent = text;
 }
@@ -26,7 +31,10 @@ function setValue(el, value) {
   if (el.value !== value && document.activeElement !== el) el.value = value;
 }
 
-/** ctx: {store, config, onFrameBox(change, side), colorOf (change index → colour, optional)} */
+/**
+ * ctx: {store, config, onFrameBox(change, side), colorOf (change index → colour, optional),
+ * reveal() (optional: show the panel when collapsed, before a field in it gets the focus)}
+ */
 export function createPanel(root, ctx) {
   const { store, config } = ctx;
   const list = root.querySelector("[data-change-list]");
@@ -46,7 +54,7 @@ export function createPanel(root, ctx) {
       el.htmlFor = `${id}-${el.dataset.for}`;
     });
     const select = card.querySelector("[data-input=category]");
-    for (const c of config.categories) select.add(new Option(c.name, c.slug));
+    config.categories.forEach((c, i) => select.add(new Option(categoryLabel(c.name, i), c.slug)));
     return card;
   }
 
@@ -80,6 +88,11 @@ export function createPanel(root, ctx) {
       const toggle = row.querySelector("[data-act=absent]");
       toggle.setAttribute("aria-pressed", String(absent));
     }
+    const link = card.querySelector("[data-act=link]");
+    const linkable = !c.absent_a && !c.absent_b;
+    link.disabled = !linkable;
+    link.setAttribute("aria-pressed", String(linkable && c.linked));
+    card.querySelector("[data-input=entity_b]").classList.toggle("is-linked", linkable && c.linked);
     const byslot = {};
     for (const [path, messages] of errorsHere) (byslot[errorSlot(path).slot] ??= []).push(...messages);
     card.querySelectorAll("[data-error]").forEach((el) => {
@@ -163,6 +176,7 @@ export function createPanel(root, ctx) {
     const side = e.target.closest("[data-side-row]")?.dataset.sideRow;
     if (act === "remove") store.removeChange(i);
     else if (act === "absent") store.toggleAbsent(side, i);
+    else if (act === "link") store.toggleLink(i);
     else if (act === "side") store.select(i, side, -1);
     else if (act === "count") ctx.onFrameBox(i, side);
     else if (i !== store.state.sel.change) store.select(i, store.state.sel.side, -1);
@@ -180,11 +194,13 @@ export function createPanel(root, ctx) {
     focusFirstError() {
       const el = root.querySelector(".ws-panel [data-error]:not([hidden]), .ws-panel [data-error-for]:not([hidden])");
       if (!el) return;
+      ctx.reveal?.();
       el.scrollIntoView({ block: "nearest" });
       const field = el.closest("[data-field]")?.querySelector("input:not([disabled]), select, textarea");
       field?.focus({ preventScroll: true });
     },
     focusActive(field = "description") {
+      ctx.reveal?.();
       activeCard()?.querySelector(`[data-input=${field}]`)?.focus();
     },
     scrollActive() {

@@ -3,9 +3,9 @@
 import { toScreen, viewTransform } from "./box.js";
 import { otherSide } from "./state.js";
 
-export const PALETTE = ["#ffb020", "#22d3ee", "#f472b6", "#a3e635", "#a78bfa", "#fb923c"];
-const ERROR = "#ff4d4f";
-const SUGGESTION = "#f8fafc";
+import { CHANGE_PALETTE, ERROR, SUGGESTION } from "./palette.js";
+
+export const PALETTE = CHANGE_PALETTE;
 
 /** Which side a panel edits: fixed in side-by-side, the active side in the single-view modes. */
 export function panelSide(mode, panelIndex, activeSide) {
@@ -43,6 +43,18 @@ function answerBoxes(state, side, t, showAll, colorOf = changeColor) {
   });
   // Active change last: painted on top and hit-tested first.
   return out.sort((p, q) => Number(!p.faint) - Number(!q.faint));
+}
+
+/**
+ * Changes with nothing on `side`, said on the image itself: an absent side has no box to see,
+ * and a reader of the panel alone would miss that the object was added or removed.
+ */
+export function absentNotes(state, side, colorOf = changeColor) {
+  const what = side === "a" ? "added in B" : "removed in B";
+  return state.changes.flatMap((c, i) => (c[`absent_${side}`] && !c[`absent_${otherSide(side)}`]
+    ? [{ text: `${i + 1}${c[`entity_${otherSide(side)}`].trim() ? ` ${c[`entity_${otherSide(side)}`].trim()}` : ""}: absent on ${side.toUpperCase()} (${what})`,
+      color: colorOf(i), active: i === state.sel.change }]
+    : []));
 }
 
 /**
@@ -90,6 +102,7 @@ export function buildScene(ctx, panelIndex, size) {
     }
     scene.boxes.push(...answerBoxes(state, side, t, true, ctx.colorOf));
   }
+  if (ctx.showBoxes && mode !== "diff" && mode !== "swipe") scene.notes = absentNotes(state, side, ctx.colorOf);
   if (ctx.pointer && ctx.pointer.panel !== panelIndex && mode === "side") {
     scene.cursor = toScreen(t, ctx.pointer.nx * frames[side].width, ctx.pointer.ny * frames[side].height);
   }

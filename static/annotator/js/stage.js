@@ -1,10 +1,14 @@
 // The stage both comparison screens share: sizing it to the viewport, and the two images whose
 // decoded size is the frame every box is measured in (EXIF orientation applied by the browser).
 
-/** Fill the viewport below the page header and repaint on any resize; returns {fit, observer}. */
-export function fitStage(root, stage, views, invalidate) {
+/**
+ * Fill the viewport below the page header and repaint on any resize; returns {fit, observer}.
+ * `arrange()` (optional) lays the panels out for the stage's new size before they are measured.
+ */
+export function fitStage(root, stage, views, invalidate, arrange = () => {}) {
   const fit = () => {
     root.style.setProperty("--ws-top", `${Math.max(0, root.getBoundingClientRect().top + window.scrollY)}px`);
+    arrange();
     views.forEach((v) => v.viewer.resize());
     invalidate();
   };

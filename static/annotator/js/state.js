@@ -2,7 +2,7 @@
 // selection and undo/redo. Every edit rewrites the hidden <textarea name="answer"> (the source of
 // truth the autosave, submit and browser tests read); typing into it re-loads the store.
 import { SIDES, emptyChange, fromDraft, suggestedChanges, toBody, toDraft, validate } from "./answer.js";
-import { iou, mirrorBox, roundBox } from "./box.js";
+import { iou, mirrorBox, roundBox, wholeFrame } from "./box.js";
 import { createHistory } from "./history.js";
 
 export { SIDES };
@@ -22,6 +22,7 @@ export function createStore(options) {
   let data = { changes: [], tier: "", defects: [] };
   let sel = { change: -1, side: "a", box: -1 };
   let errors = {};
+  let liveErrors = false; // errors from the page's own checks: re-checked after every edit
   let nextKey = 1;
   const history = createHistory();
   const listeners = new Set();
@@ -42,13 +43,27 @@ export function createStore(options) {
     mutate();
     history.record(before, coalesce);
     write();
+    recheck();
     emit("data");
+  }
+
+  /**
+   * Drop every error of the page's own checks that no longer holds, whatever edit fixed it ("needs
+   * at least one change" goes once a change exists, not when the tier is touched again). Only
+   * drops: new problems show on the next submit, not while the person is still working. The
+   * server's errors stay until their own field is edited (the page cannot re-check those).
+   */
+  function recheck() {
+    if (!liveErrors || !Object.keys(errors).length) return;
+    const now = api.validate();
+    for (const key of Object.keys(errors)) if (!now[key]) delete errors[key];
   }
 
   function travel(json) {
     if (json === null) return false;
     restore(json);
     write();
+    recheck();
     emit("data");
     return true;
   }
@@ -147,17 +162,42 @@ export function createStore(options) {
     },
 
     /**
-     * Set one side's entity. B follows edits of A while it still equals A's old value (and has
-     * boxes): in-place changes name the same thing twice; naming B differently breaks the link.
+     * Set one side's entity. While the change is linked (the toggle between the two entity
+     * fields; on for a new change) B shows A's name: in-place changes name the same thing
+     * twice. Typing into B breaks the link and B keeps exactly what is in its field — its
+     * old text plus the keystroke, never A's text added again.
      */
     setEntity(index, side, value, coalesce = null) {
       const c = data.changes[index];
       if (!c) return;
-      const other = otherSide(side);
-      const follows = side === "a" && !c.absent_b && c.entity_b === c.entity_a && c.boxes_b.length > 0;
       const patch = { [`entity_${side}`]: value };
-      if (follows) patch[`entity_${other}`] = value;
+      if (side === "b") patch.linked = false;
+      else if (c.linked && !c.absent_b) patch.entity_b = value;
       api.updateChange(index, patch, coalesce);
+    },
+    /** Link B's entity to A's (B takes A's name now and follows it) or unlink it. */
+    toggleLink(index = sel.change) {
+      const c = data.changes[index];
+      if (!c) return;
+      const linked = !c.linked;
+      api.updateChange(index, linked && !c.absent_b ? { linked, entity_b: c.entity_a } : { linked });
+    },
+
+    /**
+     * A global change (lighting, colour, noise): the whole frame boxed on both sides at once,
+     * for the active change (a new one when there is none), replacing its boxes.
+     */
+    wholeImage() {
+      commit(() => {
+        const c = ensureChange();
+        for (const side of SIDES) {
+          c[`boxes_${side}`] = [wholeFrame(frames[side])];
+          c[`absent_${side}`] = false;
+          clearErrors(`changes.${sel.change}.boxes_${side}`);
+        }
+        sel = { ...sel, box: 0 };
+      });
+      return sel.change;
     },
 
     /** Add a box to the active change on `side` (creating a change when there is none). */
@@ -210,6 +250,8 @@ export function createStore(options) {
           c[`boxes_${side}`] = [];
           c[`entity_${side}`] = "";
           if (sel.side === side) sel = { ...sel, box: -1 };
+        } else if (c.linked && !c.absent_a && !c.absent_b) {
+          c.entity_b = c.entity_a; // both sides present again: the link shows A's name on B
         }
         clearErrors(`changes.${index}.boxes_${side}`);
         clearErrors(`changes.${index}.entity_${side}`);
@@ -274,8 +316,10 @@ export function createStore(options) {
     undo: () => travel(history.undo(snapshot())),
     redo: () => travel(history.redo(snapshot())),
 
-    setErrors(fields) {
+    /** Show errors; `live`: they come from validate(), so edits that fix them clear them. */
+    setErrors(fields, { live = false } = {}) {
       errors = { ...fields };
+      liveErrors = live;
       emit("errors");
     },
     clearErrors(prefix) {

@@ -1,6 +1,9 @@
 // Submit (idempotent, errors shown in place, the drawing kept), skip, and loading the next pair
 // into #workspace with htmx without a full page reload.
 import { csrfToken } from "./api.js";
+import { showGoldFeedback } from "./gold-feedback.js";
+
+const FIX_FIELDS = "Fix the marked fields";
 
 const KIND_MESSAGES = {
   auth: "Not submitted — your log-in expired. Log in again in another tab, then submit again; your work is kept in this browser.",
@@ -10,14 +13,21 @@ const KIND_MESSAGES = {
 
 /**
  * ctx: {root, store, urls, config, send, autosave, panel, banner(text|null, tone), status(text),
- * csrf}
+ * csrf, ahead ({take()}: the next pair's fragment, preloaded — prefetch.js; optional)}
  */
 export function createSubmitter(ctx) {
   const { root, store, urls, config, send, autosave, panel, banner } = ctx;
   let busy = false;
-  let skipArmed = null;
+  let refused = false; // the submit state says "fix the fields": cleared when no error is left
 
-  const buttons = () => root.querySelectorAll("[data-action=submit], [data-action=skip]");
+  store.subscribe(() => {
+    if (refused && !busy && !Object.keys(store.state.errors).length) {
+      refused = false;
+      ctx.status("");
+    }
+  });
+
+  const buttons = () => root.querySelectorAll("[data-action=submit], [data-action=skip], [data-action=skip-ask]");
   function setBusy(on, label) {
     busy = on;
     root.classList.toggle("is-busy", on);
@@ -35,6 +45,13 @@ export function createSubmitter(ctx) {
 
   function loadNext() {
     setBusy(true, "Loading the next pair…");
+    const ahead = window.htmx ? ctx.ahead?.take() : null;
+    if (ahead) {
+      // The next pair is already here (leased, fragment and images preloaded): no round trip.
+      window.htmx.swap("#workspace", ahead.html, { swapStyle: "outerHTML" });
+      window.history.pushState({}, "", ahead.url);
+      return;
+    }
     const token = csrfToken(ctx.csrf);
     if (!window.htmx) {
       // No htmx: the same endpoint as a plain form POST redirects to the next workspace page.
@@ -55,6 +72,7 @@ export function createSubmitter(ctx) {
     autosave.resume();
     setBusy(false, "Not submitted");
     if (result.kind === "invalid") {
+      refused = true;
       store.setErrors(Object.keys(result.fields).length ? result.fields : { _: [result.message] });
       panel.focusFirstError();
       return;
@@ -77,9 +95,10 @@ export function createSubmitter(ctx) {
   async function submit() {
     if (busy) return;
     const errors = store.validate();
-    store.setErrors(errors);
+    store.setErrors(errors, { live: true });
     if (Object.keys(errors).length) {
-      ctx.status("Fix the marked fields");
+      refused = true;
+      ctx.status(FIX_FIELDS);
       panel.focusFirstError();
       return;
     }
@@ -96,26 +115,26 @@ export function createSubmitter(ctx) {
     autosave.clearLocal();
     banner(null);
     ctx.status("Submitted ✓");
+    if (config.gold_feedback) showGoldFeedback(config.gold_feedback, send); // shown over the next pair
     loadNext();
   }
 
-  async function skip(button) {
+  /** Skip with the reason chosen in the skip dialog (the lead reads it); none chosen: say so. */
+  async function skip() {
     if (busy) return;
-    if (skipArmed !== button) {
-      skipArmed = button;
-      const label = button.textContent;
-      button.textContent = "Skip this pair?";
-      button.classList.add("is-armed");
-      setTimeout(() => {
-        skipArmed = null;
-        button.textContent = label;
-        button.classList.remove("is-armed");
-      }, 3000);
+    const dialog = root.querySelector("dialog[data-skip]");
+    const picked = dialog.querySelector("input[name=skip-reason]:checked");
+    const reason = picked?.value === "other" ? dialog.querySelector("[data-skip-other]").value.trim() : picked?.value ?? "";
+    const error = dialog.querySelector("[data-skip-error]");
+    error.hidden = Boolean(reason);
+    if (!reason) {
+      error.textContent = picked ? "Say why in a few words." : "Choose a reason.";
       return;
     }
+    dialog.close();
     setBusy(true, "Skipping…");
     await autosave.pause();
-    const result = await send("POST", urls.skip, {});
+    const result = await send("POST", urls.skip, { reason });
     if (!result.ok && !(result.kind === "conflict")) {
       autosave.resume();
       setBusy(false, "Not skipped");

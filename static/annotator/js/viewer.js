@@ -91,6 +91,9 @@ export function createViewer(canvas) {
     ctx.fillText(text, snap(left) + 3, snap(top) + 12);
   }
 
+  // The person's box style (opacity, line width): set per paint from the scene.
+  let style = { opacity: 1, width: 1.5 };
+
   function drawBox(item) {
     const { box, t, color, dashed, faint, selected, label, fill, labelBelow } = item;
     const p = toScreen(t, box[0], box[1]);
@@ -100,16 +103,16 @@ export function createViewer(canvas) {
     const w = snap(q.x) - x;
     const h = snap(q.y) - y;
     ctx.save();
-    ctx.globalAlpha = faint ? 0.55 : 1;
+    ctx.globalAlpha = (faint ? 0.55 : 1) * style.opacity;
     if (fill) {
       ctx.fillStyle = fill;
       ctx.fillRect(x, y, w, h);
     }
     ctx.setLineDash(dashed ? [6, 4] : []);
-    ctx.lineWidth = selected ? 4 : 3.5;
+    ctx.lineWidth = (selected ? 0.5 : 0) + style.width + 2;
     ctx.strokeStyle = "rgba(6,8,12,.6)"; // dark halo: readable on bright and dark photos
     ctx.strokeRect(x, y, w, h);
-    ctx.lineWidth = selected ? 2 : 1.5;
+    ctx.lineWidth = (selected ? 0.5 : 0) + style.width;
     ctx.strokeStyle = color;
     ctx.strokeRect(x, y, w, h);
     ctx.setLineDash([]);
@@ -125,6 +128,25 @@ export function createViewer(canvas) {
         ctx.strokeRect(snap(hp.x) - 4, snap(hp.y) - 4, 8, 8);
       }
     }
+    ctx.restore();
+  }
+
+  // A pill at the top of the image (inside the panel), one row per note, dashed when inactive.
+  function drawNote({ text, color, active }, row, t) {
+    ctx.save();
+    ctx.font = "600 13px system-ui, sans-serif";
+    const w = Math.ceil(ctx.measureText(text).width) + 20;
+    const x = snap(Math.max(4, Math.min(width - w - 4, (t ? t.ox : 0) + 10)));
+    const y = snap(Math.max(4, (t ? t.oy : 0) + 10) + row * 28);
+    ctx.globalAlpha = active ? 1 : 0.8;
+    ctx.fillStyle = "rgba(10,12,18,.82)";
+    ctx.fillRect(x, y, w, 22);
+    ctx.setLineDash(active ? [] : [4, 3]);
+    ctx.strokeStyle = color;
+    ctx.lineWidth = 2;
+    ctx.strokeRect(x + 1, y + 1, w - 2, 20);
+    ctx.fillStyle = "#fff";
+    ctx.fillText(text, x + 10, y + 15);
     ctx.restore();
   }
 
@@ -153,6 +175,7 @@ export function createViewer(canvas) {
   /** scene: {layers, grid: {t, frame}, boxes ({box, t, color, dashed, faint, selected, label,
    * labelBelow, fill}), cursor, divider, message} */
   function paint(scene) {
+    style = { opacity: 1, width: 1.5, ...scene.style };
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.fillStyle = "#161a22";
     ctx.fillRect(0, 0, width, height);
@@ -160,6 +183,7 @@ export function createViewer(canvas) {
     if (scene.grid) drawGrid(scene.grid.t, scene.grid.frame);
     if (scene.divider != null) drawDivider(scene.divider);
     for (const item of scene.boxes ?? []) drawBox(item);
+    (scene.notes ?? []).forEach((note, i) => drawNote(note, i, scene.t));
     if (scene.cursor) drawCursor(scene.cursor);
     if (scene.message) {
       ctx.fillStyle = "#c9d1e3";

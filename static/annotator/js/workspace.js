@@ -2,16 +2,19 @@
 // pointer, keyboard, panel, autosave and submit, and paints on demand. dispose() undoes it all
 // (every listener hangs on one AbortSignal), which htmx swaps rely on.
 import { createActions } from "./actions.js";
+import { bindBoxStyle } from "./box-style.js";
 import { fitStage, watchImages } from "./stage.js";
 import { sendJson } from "./api.js";
 import { browserStorage, createAutosave, pickDraft, pruneLocal, readLocal } from "./autosave.js";
-import { fitView, frameBox, viewTransform } from "./box.js";
+import { fitView, frameBox, viewTransform, zoomToPixelScale } from "./box.js";
 import { createClock, formatDuration } from "./clock.js";
 import { attachPointer } from "./draw.js";
 import { createChrome } from "./chrome.js";
 import { bindKeys, renderHelp } from "./keys.js";
 import { computeDifference, createModes } from "./modes.js";
+import { createLayout } from "./layout.js";
 import { createPanel } from "./panel.js";
+import { prefetchNext } from "./prefetch.js";
 import { buildScene, panelSide } from "./scene.js";
 import { createStore, otherSide } from "./state.js";
 import { createSubmitter } from "./submit.js";
@@ -29,7 +32,7 @@ export function mountWorkspace(root) {
   const data = root.dataset;
   const urls = {
     image_a: data.urlImageA, image_b: data.urlImageB, draft: data.urlDraft,
-    submit: data.urlSubmit, skip: data.urlSkip, next: data.urlNext, home: data.urlHome,
+    submit: data.urlSubmit, skip: data.urlSkip, next: data.urlNext, home: data.urlHome, ahead: data.urlAhead,
   };
   const send = (method, url, body, opts = {}) => sendJson(method, url, body, { csrf: data.csrf, ...opts });
   const images = { a: root.querySelector("img[data-source=a]"), b: root.querySelector("img[data-source=b]") };
@@ -94,8 +97,17 @@ export function mountWorkspace(root) {
 
   const modes = createModes({
     onChange: () => {
+      // The same scale in every mode: switching side by side ⇄ flicker or swipe keeps each
+      // image pixel the same size on screen (and the same point in the middle), so what was
+      // being compared does not jump. 0 fits the new panel.
+      const before = views[0].viewer.size;
+      const scale = viewTransform(view, before, frames.a).sx;
       chrome.applyMode();
       views.forEach((v) => v.viewer.resize());
+      const after = views[0].viewer.size;
+      if (after.width !== before.width || after.height !== before.height) {
+        view = zoomToPixelScale(view, scale, after, frames.a);
+      }
       if (modes.mode === "diff") ensureDiff();
       invalidate();
     },
@@ -103,8 +115,13 @@ export function mountWorkspace(root) {
   });
   ws.modes = modes;
   const chrome = createChrome(ws);
+  const layout = createLayout({
+    root, stage, storage: browserStorage(), frame: () => frames.a,
+    onChange: () => fit(),
+  });
+  ws.layout = layout;
   const panel = createPanel(root, {
-    store, config,
+    store, config, reveal: () => layout.peek(),
     onFrameBox(change, side) {
       const box = store.state.changes[change]?.[`boxes_${side}`][0];
       if (!box) return;
@@ -122,7 +139,7 @@ export function mountWorkspace(root) {
       diff: ui.diff, diffError: ui.diffError, predictions: config.predictions,
       showPredictions: ui.showPredictions, showBoxes: ui.showBoxes, pointer: ui.pointer,
     };
-    for (const v of visibleViews()) v.viewer.paint(buildScene(ctx, v.index, v.viewer.size));
+    for (const v of visibleViews()) v.viewer.paint({ ...buildScene(ctx, v.index, v.viewer.size), style: ui.boxStyle });
     chrome.update();
   }
 
@@ -152,6 +169,7 @@ export function mountWorkspace(root) {
       spaceHeld: () => ui.spaceHeld,
       showBoxes: () => ui.showBoxes,
       focus: () => stage.focus({ preventScroll: true }),
+      notice: (text) => chrome.status(text),
       onPointer(info) {
         ui.pointer = info;
         chrome.pointer(info);
@@ -159,6 +177,14 @@ export function mountWorkspace(root) {
       },
     });
   }
+
+  ui.boxStyle = bindBoxStyle({
+    root, storage, signal,
+    onChange: (style) => {
+      ui.boxStyle = style;
+      invalidate();
+    },
+  });
 
   const actions = createActions(ws);
   const run = (name, arg) => actions[name]?.(arg);
@@ -200,7 +226,7 @@ export function mountWorkspace(root) {
     panel.render();
   });
   ws.submitter = createSubmitter({
-    root, store, urls, config, send, autosave, panel, csrf: data.csrf,
+    root, store, urls, config, send, autosave, panel, csrf: data.csrf, ahead: { take: () => prefetcher?.take() },
     banner: (...args) => chrome.banner(...args),
     status: (text) => chrome.submitState(text),
   });
@@ -215,7 +241,8 @@ export function mountWorkspace(root) {
   });
   const ticker = setInterval(() => chrome.clock(formatDuration(clock.elapsed())), 1000);
 
-  const { fit, observer } = fitStage(root, stage, views, invalidate);
+  const { fit, observer } = fitStage(root, stage, views, invalidate, () => layout.apply());
+  on(document, "fullscreenchange", () => fit());
 
   // The images' own decoded size is the frame boxes are measured in (EXIF orientation applied).
   watchImages({
@@ -225,6 +252,15 @@ export function mountWorkspace(root) {
       invalidate();
     },
   });
+
+  // The next pair's images load in the background once this pair's are in.
+  const imagesIn = () => Promise.all(Object.values(images).map((img) => (img.complete
+    ? null
+    : new Promise((resolve) => {
+      img.addEventListener("load", resolve, { once: true });
+      img.addEventListener("error", resolve, { once: true });
+    }))));
+  const prefetcher = urls.ahead ? prefetchNext({ url: urls.ahead, send, ready: imagesIn, signal }) : null;
 
   chrome.applyMode();
   fit();

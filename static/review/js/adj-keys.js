@@ -25,7 +25,7 @@ export const ADJ_SHORTCUTS = [
   ]],
   ["View", [
     ["drag", "Pan (until you edit a merged answer; then Space + drag)"],
-    ...group("View").filter(([keys]) => keys !== "H"),
+    ...group("View").filter(([keys]) => !["H", "L", "S", "M"].includes(keys)), // workspace-only layout keys
   ]],
   ["Merged answer", group("Changes and boxes").filter(([keys]) => keys !== "P")],
   ["General", [

@@ -19,16 +19,17 @@ import { ADJ_SHORTCUTS, adjudicationAction } from "./adj-keys.js";
 import { canDecide, mergeErrors, standingAfter, statusLabel } from "./decide.js";
 import { availableLayers, initialVisibility, mergeColor, referenceBoxes, unionBox } from "./layers.js";
 import { createMerge } from "./merge.js";
+import { showDecisionToast, takeDecision, tooSoon } from "./handoff.js";
 import { createResolver } from "./resolve.js";
 import { createSidebar, h } from "./sidebar.js";
 
 // Workspace actions that edit the merged answer: refused until the lead starts one.
 const EDIT_ACTIONS = new Set([
   "change-new", "change-prev", "change-next", "mirror", "absent", "delete-box", "undo", "redo",
-  "grow-box", "edit-change", "side-a", "side-b",
+  "grow-box", "edit-change", "side-a", "side-b", "whole-image",
 ]);
 // Workspace keys with no meaning here (tiers, model suggestions).
-const IGNORED = new Set(["tier", "predictions-accept", "predictions-toggle"]);
+const IGNORED = new Set(["tier", "category", "predictions-accept", "predictions-toggle"]);
 
 export function mountAdjudication(root) {
   const controller = new AbortController();
@@ -179,6 +180,7 @@ export function mountAdjudication(root) {
       spaceHeld: () => ui.spaceHeld || !ui.editing,
       showBoxes: () => ui.showBoxes && ui.editing,
       focus: () => stage.focus({ preventScroll: true }),
+      notice: (text) => chrome.status(text),
       onPointer(info) {
         ui.pointer = info;
         chrome.pointer(info);
@@ -258,8 +260,15 @@ export function mountAdjudication(root) {
     sidebar.renderDecided();
   }
 
+  const session = (() => {
+    try {
+      return window.sessionStorage;
+    } catch {
+      return null;
+    }
+  })();
   const resolver = createResolver({
-    root, urls, send, chrome,
+    root, urls, send, chrome, storage: session, pairLabel: $("h1")?.textContent.trim() || `Pair ${config.pair}`,
     status: (text) => chrome.status(text),
     merge: {
       changes: () => store.toBody().changes,
@@ -320,9 +329,17 @@ export function mountAdjudication(root) {
     root, stage, ui, run, signal,
     resolve: (e, opts) => adjudicationAction(e, { ...opts, editing: ui.editing }) ?? actionFor(e, opts),
   });
+  const openedAt = performance.now();
   on(root, "click", (e) => {
     const button = e.target.closest("button[data-action]");
-    if (button && !button.disabled) run(button.dataset.action, button);
+    if (!button || button.disabled) return;
+    const decides = ["accept-1", "accept-2"].includes(button.dataset.action); // one click decides
+    if (decides && tooSoon(openedAt, performance.now())) {
+      // The second click of a double-click that decided the pair before: not meant for this one.
+      chrome.status("Click ignored: this pair has just opened — click again to decide it");
+      return;
+    }
+    run(button.dataset.action, button);
   });
   on($(".ws-toolbar"), "mousedown", (e) => e.target.closest("button") && e.preventDefault());
   root.querySelectorAll("dialog").forEach((dialog) => {
@@ -358,6 +375,8 @@ export function mountAdjudication(root) {
   fit();
 
   merge.restore(); // an unsent merged answer from an earlier visit comes back
+  const decided = takeDecision(session);
+  if (decided) showDecisionToast(decided, { root, send, status: (text) => chrome.status(text) });
   if (!root.contains(document.activeElement)) stage.focus({ preventScroll: true });
 
   const instance = {

@@ -3,16 +3,18 @@
 // starts from. Pure: no DOM, so tests/js/adjudicate.test.mjs pins it.
 
 // short: the legend's name; tag: the box labels' prefix (with the change number when several).
-export const LAYER_STYLES = {
-  one: { color: "#ffb020", short: "1", tag: "1·" },
-  two: { color: "#22d3ee", short: "2", tag: "2·", labelBelow: true }, // under its boxes: 1's sit above
-  gold: { color: "#a3e635", short: "Known", tag: "★", dashed: true },
-  current: { color: "#c4b5fd", short: "Standing", tag: "✓", dashed: true },
-};
+import { LAYER_COLORS, MERGE_PALETTE } from "../../annotator/js/palette.js";
 
-// The merged answer's own colours: none of them is a layer's, so a merged box never passes for
-// one of the annotations it was made from.
-export const MERGE_PALETTE = ["#f472b6", "#e879f9", "#fb7185", "#f9a8d4"];
+export { MERGE_PALETTE };
+
+export const LAYER_STYLES = {
+  one: { color: LAYER_COLORS.one, short: "1", tag: "1·" },
+  two: { color: LAYER_COLORS.two, short: "2", tag: "2·", labelBelow: true }, // under its boxes: 1's sit above
+  gold: { color: LAYER_COLORS.gold, short: "Known", tag: "★", dashed: true },
+  current: { color: LAYER_COLORS.current, short: "Standing", tag: "✓", dashed: true },
+};
+// The merged answer's own colours (MERGE_PALETTE): none of them is a layer's, so a merged box
+// never passes for one of the annotations it was made from.
 
 export function mergeColor(index) {
   return MERGE_PALETTE[index % MERGE_PALETTE.length];

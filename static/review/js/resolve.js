@@ -2,6 +2,7 @@
 // the comment and the reason are never cleared by a failure), then the next disputed pair — or,
 // with none left, the outcome shown on this page.
 import { checkDecision, isSamePage, outcomeText, resolutionBody, sortServerErrors } from "./decide.js";
+import { rememberDecision } from "./handoff.js";
 
 const KIND_MESSAGES = {
   auth: "Not saved — your log-in expired. Log in again in another tab, then try again; your merged answer is kept in this browser.",
@@ -11,7 +12,7 @@ const KIND_MESSAGES = {
 
 /**
  * ctx: {root, urls, send(method, url, body), chrome, merge: {changes(), validate(), setErrors(),
- * focusFirstError()}, onResolved(data), status(text)}
+ * focusFirstError()}, onResolved(data), status(text), pairLabel, storage (sessionStorage)}
  */
 export function createResolver(ctx) {
   const { root, urls, chrome } = ctx;
@@ -109,6 +110,7 @@ export function createResolver(ctx) {
     comment.value = "";
     reason.value = "";
     if (next) {
+      rememberDecision(ctx.storage, { pair: ctx.pairLabel, text, url: urls.resolution, page: window.location.pathname });
       chrome.submitState(`${text} Opening the next disputed pair…`);
       window.location.assign(next);
       return; // stay busy: the page is going

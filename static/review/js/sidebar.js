@@ -44,9 +44,14 @@ export function createSidebar(ctx) {
       return;
     }
     const reasons = allReasons(agreement);
+    // Once a lead has decided, the rules' verdict is history: say whose word it is, so the panel
+    // never reads "Disputed" under a pair shown as "Accepted".
+    const overruled = ctx.config.status !== agreement.status;
     el.replaceChildren(
       h("p", { class: "adj-verdict-line" },
+        overruled ? h("span", { class: "adj-muted" }, "The rules said") : null,
         h("span", { class: `adj-verdict st-${agreement.status}`, title: "The verdict of the agreement rules" }, statusLabel(agreement.status)),
+        overruled ? h("span", { class: "adj-muted", "data-verdict-now": "" }, "· now ", statusBadge(ctx.config.status)) : null,
         h("span", { class: "adj-iou", title: "Mean IoU of the matched boxes" }, "mean IoU ", h("b", {}, formatIou(agreement.mean_iou)))),
       reasons.length
         ? h("ul", { class: "adj-reasons" }, reasons.map((r) => h("li", { "data-code": r.code, class: reasonTarget(r.code) ? "is-change" : "" }, r.text)))
