@@ -16,7 +16,7 @@ from annotator.models import Job, JobKind, JobStatus, Pair, PairStatus, Predicti
 from annotator.priorities import queue_priorities_refresh
 from annotator.screening import pair_screen
 from annotator.services import image_limits
-from config.enqueue import enqueue_on_commit
+from jobs.registry import job_enqueue_on_commit
 from pairdiff.predict import PredictionResult, Predictor
 
 BATCH_SIZE = 20
@@ -72,12 +72,10 @@ def preannotate_queue(
     *, project: Project, backend: str, user=None, pair_ids: list[int] | None = None
 ) -> Job:
     """Queue a pre-annotation job (after commit); UnknownBackend for a name we do not know."""
-    from annotator.tasks import preannotate_job  # the task module imports this one
-
     backend_check(backend)
     params = {"backend": backend, "pairs": pair_ids}
     job = job_create(kind=JobKind.PREANNOTATE, project=project, user=user, params=params)
-    enqueue_on_commit(preannotate_job, job.pk)
+    job_enqueue_on_commit(job)
     return job
 
 

@@ -22,10 +22,9 @@ from annotator.models import (
     PairEvent,
     Tier,
 )
-from config.enqueue import enqueue_on_commit
+from jobs.registry import Work, work_enqueue_on_commit
 from pairdiff.answers import AnswerRules, parse_answer
 from pairdiff.geometry import Frame
-from review.tasks import compute_agreement, score_gold_annotation
 
 MAX_DRAFT_BYTES = 256 * 1024
 
@@ -160,8 +159,8 @@ def _enqueue_review(pair: Pair, annotation: Annotation, *, submitted: int | None
     is the pair's count including this annotation (default: the pair as read, plus one — for
     callers that hold the pair's row lock)."""
     if pair.is_gold:
-        enqueue_on_commit(score_gold_annotation, annotation.pk)
+        work_enqueue_on_commit(Work.GOLD_SCORE, annotation.pk)
     if submitted is None:
         submitted = pair.n_submitted + 1
     if submitted == min(pair.project.overlap, 2):
-        enqueue_on_commit(compute_agreement, pair.pk)
+        work_enqueue_on_commit(Work.CROSS_CHECK, pair.pk)

@@ -17,6 +17,7 @@ from django.utils import timezone
 from annotator.leasing import assignments_expire
 from annotator.models import Job, JobKind, JobStatus
 from config.enqueue import enqueue
+from jobs.registry import job_task
 
 log = logging.getLogger(__name__)
 
@@ -90,36 +91,14 @@ def jobs_resend_queued(*, now: datetime | None = None) -> list[int]:
     )
     sent = []
     for job in waiting[:BATCH]:
-        task_args = _task_for(job)
-        if task_args is None:
+        found = job_task(job)
+        if found is None:
             continue
         if not Job.objects.filter(
             pk=job.pk, status=JobStatus.QUEUED, heartbeat_at=job.heartbeat_at
         ).update(heartbeat_at=now):
             continue  # claimed (or re-sent by another sweep) meanwhile
-        if enqueue(*task_args):
+        task, args = found
+        if enqueue(task, *args):
             sent.append(job.pk)
     return sent
-
-
-def _task_for(job: Job) -> tuple | None:
-    from annotator.tasks import (  # the tasks import this module
-        import_pairs_job,
-        preannotate_job,
-        synthesize_pairs_job,
-    )
-    from review.tasks import build_release, recompute_agreements, score_evaluation
-
-    if job.kind == JobKind.IMPORT:
-        return import_pairs_job, job.pk
-    if job.kind == JobKind.PREANNOTATE:
-        return preannotate_job, job.pk
-    if job.kind == JobKind.SYNTHESIZE:
-        return synthesize_pairs_job, job.pk
-    if job.kind == JobKind.RECOMPUTE:
-        return recompute_agreements, job.pk
-    if job.kind == JobKind.RELEASE and job.params.get("release"):
-        return build_release, job.params["release"]
-    if job.kind == JobKind.EVALUATE and job.params.get("evaluation"):
-        return score_evaluation, job.params["evaluation"]
-    return None

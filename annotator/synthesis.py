@@ -23,6 +23,7 @@ from annotator.jobs import job_create, job_finish, job_progress, job_start
 from annotator.models import Job, JobKind, JobStatus, Pair, Project
 from annotator.priorities import queue_priorities_refresh
 from annotator.services import PairInput, PairRejected, image_limits, pair_check, pairs_store
+from jobs.registry import job_enqueue_on_commit
 from pairdiff.images import ImageRejected, inspect_image
 from pairdiff.sources import ImageSource, SourceError, open_source
 from pairdiff.synth.base import SynthChange, SynthPair
@@ -74,9 +75,6 @@ def synthesis_queue(
     *, project: Project, images: UploadedFile, options: SynthesisOptions, user=None
 ) -> Job:
     """Store the zip of photos and queue the synthesis job (after commit)."""
-    from annotator.tasks import synthesize_pairs_job  # the task module imports this one
-    from config.enqueue import enqueue_on_commit
-
     if not images.name.lower().endswith(".zip"):
         raise SynthesisUnusable("images: send the photos as one .zip file")
     if images.size > MAX_ZIP_BYTES:
@@ -88,7 +86,7 @@ def synthesis_queue(
         stored = default_storage.save(f"synth/{project.slug}/{job.pk}/images.zip", images)
         job.params = {**job.params, "images": stored}
         job.save(update_fields=["params"])
-        enqueue_on_commit(synthesize_pairs_job, job.pk)
+        job_enqueue_on_commit(job)
     return job
 
 

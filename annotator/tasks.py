@@ -14,11 +14,12 @@ from annotator.importing import ImportUnusable, pairs_import
 from annotator.jobs import job_claim
 from annotator.labelstudio import labelstudio_import
 from annotator.labelstudio_plan import LSInput
-from annotator.models import Job, JobStatus
+from annotator.models import Job, JobKind, JobStatus
 from annotator.preannotation import preannotate_run
 from annotator.priorities import queue_priorities_refresh_all
 from annotator.sweeps import jobs_fail_stale, jobs_resend_queued, leases_expire
 from annotator.synthesis import SynthesisUnusable, synthesis_options, synthesis_run
+from jobs.registry import task_register
 
 
 @shared_task(acks_late=True)
@@ -135,3 +136,8 @@ def resend_queued_jobs() -> list[int]:
 def fail_stale_jobs() -> list[int]:
     """Beat: fail the running jobs whose worker stopped (releases: review.tasks)."""
     return jobs_fail_stale()
+
+
+task_register(kind=JobKind.IMPORT, task=import_pairs_job)
+task_register(kind=JobKind.PREANNOTATE, task=preannotate_job)
+task_register(kind=JobKind.SYNTHESIZE, task=synthesize_pairs_job)

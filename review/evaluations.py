@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from annotator.jobs import job_claim, job_create, job_finish, job_start
 from annotator.models import JobKind, JobStatus
-from config.enqueue import enqueue_on_commit
+from jobs.registry import work_enqueue_on_commit
 from pairdiff.scoring.evaluate import evaluate
 from pairdiff.scoring.predictions import COORDS, PredictionsRefused
 from pairdiff.scoring.text import DEFAULT, TextScorer, TextScorerUnavailable, text_scorer
@@ -124,9 +124,7 @@ def evaluation_create(
 
 
 def _enqueue(evaluation: Evaluation) -> None:
-    from review.tasks import score_evaluation
-
-    enqueue_on_commit(score_evaluation, evaluation.pk)
+    work_enqueue_on_commit(JobKind.EVALUATE, evaluation.pk)
 
 
 def evaluation_run(evaluation_id: int) -> Evaluation:

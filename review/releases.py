@@ -15,7 +15,8 @@ from django.utils import timezone
 
 from annotator.jobs import job_claim, job_create, job_finish, job_progress, job_start
 from annotator.models import Job, JobKind, JobStatus, Pair, PairStatus, Project
-from config.enqueue import enqueue_on_commit
+from annotator.sweeps import jobs_stale
+from jobs.registry import work_enqueue_on_commit
 from pairdiff.geometry import Frame
 from pairdiff.release.build import ReleaseFiles, ReleaseMeta, manifest, release_files, sha256
 from pairdiff.release.options import ReleaseOptions
@@ -138,9 +139,7 @@ def release_retry(*, release: Release, user=None) -> Release:
 
 
 def _enqueue(release: Release) -> None:
-    from review.tasks import build_release
-
-    enqueue_on_commit(build_release, release.pk)
+    work_enqueue_on_commit(JobKind.RELEASE, release.pk)
 
 
 def release_build(release_id: int, *, storage: Storage | None = None) -> Release:
@@ -392,8 +391,6 @@ def releases_fail_stale(
     folder is cleared, release and job are failed with a message, and ``release_retry`` builds
     it again. A build that comes back to life afterwards finds it is no longer its release's
     build and publishes nothing."""
-    from annotator.sweeps import jobs_stale
-
     storage = storage or default_storage
     message = (
         f"the build stopped: no progress for {settings.DIFFMARK_STALE_JOB_MINUTES} minutes "

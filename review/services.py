@@ -6,9 +6,8 @@ from django.db import transaction
 
 from annotator.jobs import job_create
 from annotator.models import Job, JobKind, Pair, Project
-from config.enqueue import enqueue_on_commit
+from jobs.registry import job_enqueue_on_commit
 from review.models import GoldAnswer
-from review.tasks import recompute_agreements
 
 
 @transaction.atomic
@@ -30,5 +29,5 @@ def gold_answer_set(
 def agreements_recompute_queue(*, project: Project, user=None) -> Job:
     """Queue a recompute of every verdict of the project (call after its policy changed)."""
     job = job_create(kind=JobKind.RECOMPUTE, project=project, user=user)
-    enqueue_on_commit(recompute_agreements, job.pk)
+    job_enqueue_on_commit(job)
     return job

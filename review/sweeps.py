@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from annotator.models import Annotation, Pair
 from config.enqueue import enqueue
+from jobs.registry import Work, task_for
 
 BATCH = 500  # per kind and sweep; the next sweep takes the rest
 
@@ -20,8 +21,6 @@ def review_work_resend(*, now: datetime | None = None) -> dict[str, int]:
     DIFFMARK_RESEND_AFTER_MINUTES (younger ones may still be in the queue): pairs with enough
     submissions and no agreement, or one older than their latest annotation; annotations of gold
     pairs without a score. Both tasks are safe to run twice. Returns how many were sent."""
-    from review.tasks import compute_agreement, score_gold_annotation  # tasks import this module
-
     cutoff = (now or timezone.now()) - timedelta(minutes=settings.DIFFMARK_RESEND_AFTER_MINUTES)
     latest = Annotation.objects.filter(pair=OuterRef("pk")).order_by("-created_at")
     pairs = (
@@ -45,6 +44,6 @@ def review_work_resend(*, now: datetime | None = None) -> dict[str, int]:
         .values_list("pk", flat=True)
     )
     return {
-        "agreements": sum(enqueue(compute_agreement, pk) for pk in pairs[:BATCH]),
-        "gold_scores": sum(enqueue(score_gold_annotation, pk) for pk in gold[:BATCH]),
+        "agreements": sum(enqueue(task_for(Work.CROSS_CHECK), pk) for pk in pairs[:BATCH]),
+        "gold_scores": sum(enqueue(task_for(Work.GOLD_SCORE), pk) for pk in gold[:BATCH]),
     }

@@ -3,7 +3,8 @@
 from celery import shared_task
 
 from annotator.jobs import job_claim
-from annotator.models import Job
+from annotator.models import Job, JobKind
+from jobs.registry import Work, task_register
 from review.agreement import agreement_compute, agreements_recompute, gold_score_compute
 from review.evaluations import evaluation_run
 from review.releases import release_build, releases_fail_stale
@@ -52,3 +53,15 @@ def fail_stale_releases() -> list[int]:
 def score_evaluation(evaluation_id: int) -> str:
     """Score uploaded predictions; a message sent twice scores once (the job is claimed)."""
     return evaluation_run(evaluation_id).status
+
+
+def _params(key: str):
+    """The task argument of a job kept in its params (None: the job cannot be sent)."""
+    return lambda job: (job.params[key],) if job.params.get(key) else None
+
+
+task_register(kind=Work.CROSS_CHECK, task=compute_agreement)
+task_register(kind=Work.GOLD_SCORE, task=score_gold_annotation)
+task_register(kind=JobKind.RECOMPUTE, task=recompute_agreements)
+task_register(kind=JobKind.RELEASE, task=build_release, job_args=_params("release"))
+task_register(kind=JobKind.EVALUATE, task=score_evaluation, job_args=_params("evaluation"))

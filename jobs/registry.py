@@ -1,0 +1,85 @@
+"""Which Celery task does which kind of work.
+
+The tasks live in the apps above (``annotator.tasks``, ``review.tasks``) and register here when
+their app is ready; the code that triggers work (a submit, a sweep, a queued job) asks the
+registry by kind, so nothing has to import a task module above it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from celery import Task
+from django.db import models
+
+from config.enqueue import enqueue, enqueue_on_commit
+
+
+class Work(models.TextChoices):
+    """Work that runs without a Job row (the job kinds, JobKind, are keys too)."""
+
+    CROSS_CHECK = "cross-check", "Cross-check of a pair's annotations"
+    GOLD_SCORE = "gold-score", "Score of an annotation against its gold answer"
+
+
+JobArgs = Callable[[Any], tuple | None]
+
+
+def _job_pk(job: Any) -> tuple:
+    return (job.pk,)
+
+
+@dataclass(frozen=True)
+class Entry:
+    task: Task
+    job_args: JobArgs  # what the task takes for a Job of this kind; None when it cannot run
+
+
+_registry: dict[str, Entry] = {}
+
+
+class UnknownWork(LookupError):
+    """No task is registered for this kind (its app is not installed, or not ready yet)."""
+
+
+def task_register(*, kind: str, task: Task, job_args: JobArgs = _job_pk) -> None:
+    """Make ``task`` the one that does ``kind``; called by each app's tasks module."""
+    _registry[str(kind)] = Entry(task=task, job_args=job_args)
+
+
+def task_for(kind: str) -> Task:
+    try:
+        return _registry[str(kind)].task
+    except KeyError:
+        raise UnknownWork(f"no task registered for {kind!r}") from None
+
+
+def work_enqueue_on_commit(kind: str, *args: Any) -> None:
+    """Send the task of ``kind`` with ``args`` once the current transaction commits."""
+    enqueue_on_commit(task_for(kind), *args)
+
+
+def work_enqueue(kind: str, *args: Any) -> bool:
+    """Send now (a sweep); False when the broker refused, see config.enqueue."""
+    return enqueue(task_for(kind), *args)
+
+
+def job_task(job: Any) -> tuple[Task, tuple] | None:
+    """The task and arguments that run ``job``; None when nothing can (unknown kind, or a job
+    missing what its task needs)."""
+    entry = _registry.get(str(job.kind))
+    if entry is None:
+        return None
+    args = entry.job_args(job)
+    return None if args is None else (entry.task, args)
+
+
+def job_enqueue_on_commit(job: Any) -> None:
+    """Send the task that runs ``job`` once the current transaction commits."""
+    found = job_task(job)
+    if found is None:
+        raise UnknownWork(f"no task can run job {job.pk} of kind {job.kind!r}")
+    task, args = found
+    enqueue_on_commit(task, *args)
