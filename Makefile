@@ -38,6 +38,7 @@ beat: install  ## the periodic sweeps; run exactly one per deployment
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 
 format: install
 	$(BIN)/ruff check --fix .

@@ -14,7 +14,13 @@ from django.core.files.storage import default_storage
 
 from annotator.importing import ImportUnusable
 from annotator.models import Membership, Pair, Project, Role
-from annotator.services import CheckedPair, PairInput, PairRejected, pair_check
+from annotator.services import (
+    CheckedPair,
+    PairInput,
+    PairRejected,
+    pair_check,
+    pair_find_duplicate,
+)
 from annotator.submitting import answer_rules
 from pairdiff.answers import Answer, AnswerInvalid, parse_answer
 from pairdiff.geometry import Frame
@@ -302,8 +308,6 @@ def labelstudio_preview(*, project: Project, given: LSInput, source: ImageSource
 
 
 def _duplicate(project: Project, checked: CheckedPair) -> bool:
-    from annotator.services import pair_find_duplicate
-
     return pair_find_duplicate(project=project, checked=checked) is not None
 
 

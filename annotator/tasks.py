@@ -18,7 +18,6 @@ from annotator.models import Job, JobKind, JobStatus
 from annotator.preannotation import preannotate_run
 from annotator.priorities import queue_priorities_refresh_all
 from annotator.sweeps import jobs_fail_stale, jobs_resend_queued, leases_expire
-from annotator.synthesis import SynthesisUnusable, synthesis_options, synthesis_run
 from jobs.registry import task_register
 
 
@@ -90,29 +89,6 @@ def preannotate_job(job_id: int) -> dict | None:
     return job.result
 
 
-@shared_task(acks_late=True)
-def synthesize_pairs_job(job_id: int) -> dict | None:
-    """Run a queued synthesis job over the zip of photos stored under the job's folder."""
-    job = Job.objects.select_related("project", "created_by").get(pk=job_id)
-    if not job_claim(job):
-        return job.result
-    options = synthesis_options(
-        **{k: job.params[k] for k in ("per_image", "categories", "gold", "seed")}
-    )
-    with tempfile.TemporaryDirectory(prefix="diffmark-synth-") as tmp:
-        images = Path(tmp) / "images.zip"
-        with default_storage.open(job.params["images"], "rb") as src, images.open("wb") as dst:
-            for chunk in iter(lambda: src.read(1 << 20), b""):
-                dst.write(chunk)
-        # An unusable zip fails the job with its reason; nothing to retry.
-        with contextlib.suppress(SynthesisUnusable):
-            synthesis_run(
-                project=job.project, images=images, options=options, job=job, actor=job.created_by
-            )
-    job.refresh_from_db()
-    return job.result
-
-
 @shared_task
 def refresh_queue_priorities() -> int:
     """Beat: re-rank unstarted pairs of random and prioritised projects (accepted categories
@@ -140,4 +116,3 @@ def fail_stale_jobs() -> list[int]:
 
 task_register(kind=JobKind.IMPORT, task=import_pairs_job)
 task_register(kind=JobKind.PREANNOTATE, task=preannotate_job)
-task_register(kind=JobKind.SYNTHESIZE, task=synthesize_pairs_job)

@@ -2,8 +2,6 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
-from django.core.paginator import Paginator
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
@@ -11,12 +9,11 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import push_url
 
-from annotator import selectors
+from annotator import access, selectors
 from annotator.leasing import assignment_lease_ahead, assignment_lease_next
 from annotator.models import Assignment, AssignmentState, Pair, PairStatus, Project, Role
 from annotator.revising import annotation_reopen
 from annotator.submitting import SubmitConflict
-from annotator.textformats import guidelines_html
 from annotator.workspace import workspace_context
 
 _MIME = {
@@ -113,105 +110,14 @@ def workspace(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def _project_for_annotation(request: HttpRequest, slug: str) -> Project:
-    project = get_object_or_404(Project, slug=slug)
-    role = selectors.project_role(request.user, project)
-    if role is None:
-        raise Http404("no such project")
-    if role not in (Role.ANNOTATOR, Role.LEAD):
-        raise PermissionDenied("only annotators and leads take pairs")
-    return project
-
-
-@login_required
-def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
-    project = get_object_or_404(Project, slug=slug)
-    role = selectors.project_role(request.user, project)
-    if role is None:
-        raise Http404("no such project")
-    counts = selectors.pair_counts(project)
-    context = {
-        "project": project,
-        "role": role,
-        "total": sum(counts.values()),
-        "status_counts": [(v, label, counts[v]) for v, label in PairStatus.choices],
-        "guidelines": guidelines_html(project.guidelines),
-    }
-    if role == Role.LEAD:
-        context |= _pairs_browser(request, project)
-    if role in (Role.ANNOTATOR, Role.LEAD):
-        context["submitted"] = selectors.annotator_submitted(request.user, project)
-    return render(request, "annotator/project.html", context)
-
-
-def _pairs_browser(request: HttpRequest, project: Project) -> dict:
-    """The leads' pairs grid: a page of filtered pairs with their difficulty, and the choices
-    the filters offer."""
-    choices = selectors.pairs_filter_choices(project)
-    filters = _pair_filters(request, choices)
-    pairs = selectors.pairs_browse(project, filters).select_related("agreement")
-    page = Paginator(pairs, 48).get_page(request.GET.get("page"))
-    levels = selectors.pair_difficulties(list(page.object_list))
-    for pair in page.object_list:
-        pair.difficulty = levels.get(pair.pk)
-        pair.category_label = project.category_name(pair.category_hint)
-    return {
-        "page": page,
-        "filters": filters,
-        "query": filters.query(),
-        "statuses": PairStatus.choices,
-        "choices": choices,
-    }
-
-
-def _pair_filters(request: HttpRequest, choices: dict[str, list]) -> selectors.PairFilters:
-    """The filters from the query string; a value the choices do not offer is ignored."""
-    allowed = {
-        "status": PairStatus.values,
-        "category": [slug for slug, _ in choices["categories"]],
-        "difficulty": [level for level, _ in choices["difficulties"]],
-        "flag": choices["flags"],
-        "annotator": choices["annotators"],
-    }
-    given = {name: request.GET.get(name, "") for name in allowed}
-    return selectors.PairFilters(
-        **{name: value if value in allowed[name] else "" for name, value in given.items()},
-        q=request.GET.get("q", "").strip()[:200],
-    )
-
-
-@login_required
-def pair_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    pair = _viewable_pair(request, pk)
-    role = selectors.project_role(request.user, pair.project)
-    is_lead = role == Role.LEAD
-    gold = getattr(pair, "gold", None) if is_lead else None
-    changes = gold.changes if gold else []
-    context = {
-        "pair": pair,
-        "project": pair.project,
-        "role": role,
-        "gold": gold,
-        "gold_changes": [
-            c | {"category_name": pair.project.category_name(c.get("category", ""))}
-            for c in changes
-        ],
-        "sides": [
-            _side(pair, "a", pair.width_a, pair.height_a, changes),
-            _side(pair, "b", pair.width_b, pair.height_b, changes),
-        ],
-        # Only leads see other people's work on a pair: an annotator sees the images alone.
-        "history": selectors.pair_history(pair) if is_lead else None,
-    }
-    for side in context["sides"] if is_lead else []:
-        side["marks"] = context["history"]["marks"][side["key"]]
-    return render(request, "annotator/pair.html", context)
+    return access.project_for(request.user, slug, access.Action.ANNOTATE)[0]
 
 
 @require_GET
 @login_required
 def pair_image(request: HttpRequest, pk: int, side: str) -> FileResponse:
     """The original bytes, never re-encoded, to members allowed to see the pair."""
-    pair = _viewable_pair(request, pk)
+    pair = viewable_pair(request, pk)
     _check_side(side)
     file = pair.image(side)
     fmt = pair.format_a if side == "a" else pair.format_b
@@ -221,7 +127,7 @@ def pair_image(request: HttpRequest, pk: int, side: str) -> FileResponse:
 @require_GET
 @login_required
 def pair_thumb(request: HttpRequest, pk: int, side: str) -> FileResponse:
-    pair = _viewable_pair(request, pk)
+    pair = viewable_pair(request, pk)
     _check_side(side)
     thumb = pair.thumb_a if side == "a" else pair.thumb_b
     if not thumb:
@@ -229,29 +135,10 @@ def pair_thumb(request: HttpRequest, pk: int, side: str) -> FileResponse:
     return _private_file(thumb, "image/jpeg")
 
 
-def _side(pair: Pair, side: str, width: int, height: int, changes: list[dict]) -> dict:
-    """What the template needs to paint one image with the known boxes over it."""
-    boxes = [
-        {"x": x1, "y": y1, "w": x2 - x1, "h": y2 - y1, "label": change.get(f"entity_{side}", "")}
-        for change in changes
-        for x1, y1, x2, y2 in change.get(f"boxes_{side}", [])
-    ]
-    absent = [c.get("description", "") for c in changes if not c.get(f"boxes_{side}")]
-    return {
-        "key": side,
-        "label": side.upper(),
-        "width": width,
-        "height": height,
-        "format": getattr(pair, f"format_{side}"),
-        "sha256": getattr(pair, f"sha256_{side}"),
-        "boxes": boxes,
-        "absent": absent,
-    }
-
-
-def _viewable_pair(request: HttpRequest, pk: int) -> Pair:
+def viewable_pair(request: HttpRequest, pk: int) -> Pair:
+    """The pair, when this user may see it; 404 otherwise (not 403: its id stays private)."""
     pair = get_object_or_404(Pair.objects.select_related("project"), pk=pk)
-    if not selectors.pair_may_view(request.user, pair):
+    if not access.pair_may_view(request.user, pair):
         raise Http404("no such pair")
     return pair
 

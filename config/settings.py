@@ -40,6 +40,7 @@ INSTALLED_APPS = [
     "accounts",
     "annotator",
     "review",
+    "console",
     "api",
 ]
 

@@ -11,7 +11,7 @@ urlpatterns = [
     path("api/v1/", include("api.urls")),
     path("review/", include("review.urls")),
     path("account/", include("accounts.urls")),
-    path("", include("annotator.urls")),
+    path("", include("console.urls")),
 ]
 handler400 = "api.errors.bad_request"
 handler404 = "api.errors.page_not_found"

@@ -6,8 +6,8 @@ import random
 
 from django.db.models import Exists, OuterRef, QuerySet, Subquery
 
+from annotator import access
 from annotator.models import Pair, PairStatus, Project, Role
-from annotator.selectors import project_role
 from review.models import Decision, Release, ReleaseStatus, Resolution
 
 
@@ -58,14 +58,14 @@ def spot_check_sample(project: Project, *, n: int, seed: int | None = None) -> l
     return list(Pair.objects.filter(pk__in=chosen).order_by("id"))
 
 
-def releases_visible(user, project: Project) -> QuerySet[Release]:
-    """Releases of the project the user may read: all for leads, ready ones for researchers,
-    none for annotators (a release holds the agreed answers they must not see)."""
-    role = project_role(user, project)
+def releases_visible(user, project: Project, *, role: Role | None = None) -> QuerySet[Release]:
+    """Releases of the project the user may read (rule: access.release_may_read); ``role`` when
+    the caller knows it already."""
+    role = role if role is not None else access.project_role(user, project)
     releases = Release.objects.filter(project=project).select_related("project", "job")
-    if role == Role.LEAD:
+    if access.release_may_read(role, ready=False):
         return releases
-    if role == Role.RESEARCHER:
+    if access.release_may_read(role, ready=True):
         return releases.filter(status=ReleaseStatus.READY)
     return releases.none()
 
@@ -78,4 +78,4 @@ def release_visible(user, pk: int) -> Release | None:
 
 
 def release_may_build(user, project: Project) -> bool:
-    return project_role(user, project) == Role.LEAD
+    return access.project_may(user, project, access.Action.MANAGE)

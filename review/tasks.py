@@ -1,6 +1,11 @@
 """Celery tasks of the review side: ids in, one service call, safe to run twice."""
 
+import contextlib
+import tempfile
+from pathlib import Path
+
 from celery import shared_task
+from django.core.files.storage import default_storage
 
 from annotator.jobs import job_claim
 from annotator.models import Job, JobKind
@@ -9,6 +14,7 @@ from review.agreement import agreement_compute, agreements_recompute, gold_score
 from review.evaluations import evaluation_run
 from review.releases import release_build, releases_fail_stale
 from review.sweeps import review_work_resend
+from review.synthesis import SynthesisUnusable, synthesis_options, synthesis_run
 
 
 @shared_task(acks_late=True)
@@ -55,6 +61,30 @@ def score_evaluation(evaluation_id: int) -> str:
     return evaluation_run(evaluation_id).status
 
 
+# Named as when it lived in annotator.tasks: messages already queued still find it.
+@shared_task(acks_late=True, name="annotator.tasks.synthesize_pairs_job")
+def synthesize_pairs_job(job_id: int) -> dict | None:
+    """Run a queued synthesis job over the zip of photos stored under the job's folder."""
+    job = Job.objects.select_related("project", "created_by").get(pk=job_id)
+    if not job_claim(job):
+        return job.result
+    options = synthesis_options(
+        **{k: job.params[k] for k in ("per_image", "categories", "gold", "seed")}
+    )
+    with tempfile.TemporaryDirectory(prefix="diffmark-synth-") as tmp:
+        images = Path(tmp) / "images.zip"
+        with default_storage.open(job.params["images"], "rb") as src, images.open("wb") as dst:
+            for chunk in iter(lambda: src.read(1 << 20), b""):
+                dst.write(chunk)
+        # An unusable zip fails the job with its reason; nothing to retry.
+        with contextlib.suppress(SynthesisUnusable):
+            synthesis_run(
+                project=job.project, images=images, options=options, job=job, actor=job.created_by
+            )
+    job.refresh_from_db()
+    return job.result
+
+
 def _params(key: str):
     """The task argument of a job kept in its params (None: the job cannot be sent)."""
     return lambda job: (job.params[key],) if job.params.get(key) else None
@@ -65,3 +95,4 @@ task_register(kind=Work.GOLD_SCORE, task=score_gold_annotation)
 task_register(kind=JobKind.RECOMPUTE, task=recompute_agreements)
 task_register(kind=JobKind.RELEASE, task=build_release, job_args=_params("release"))
 task_register(kind=JobKind.EVALUATE, task=score_evaluation, job_args=_params("evaluation"))
+task_register(kind=JobKind.SYNTHESIZE, task=synthesize_pairs_job)

@@ -1,15 +1,14 @@
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
-from annotator.models import Pair, Project, Role
-from annotator.selectors import project_role
+from annotator import access
+from annotator.models import Pair, Project
 from review.adjudication import adjudication_context
 from review.gold_feedback import gold_feedback_for
 from review.selectors import disputes_queue, spot_check_sample
@@ -17,11 +16,7 @@ from review.selectors import disputes_queue, spot_check_sample
 
 def lead_project(request: HttpRequest, project: Project) -> Project:
     """The project, if the caller leads it: 404 for outsiders, 403 for other roles."""
-    role = project_role(request.user, project)
-    if role is None:
-        raise Http404("no such project")
-    if role != Role.LEAD:
-        raise PermissionDenied("leads only")
+    access.project_check(request.user, project, access.Action.MANAGE)
     return project
 
 

@@ -14,37 +14,26 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from annotator.models import Project, Role
-from annotator.selectors import project_role
+from annotator import access
+from annotator.models import Project
 from review import release_display
 from review.evaluations import EvaluationRefused, evaluation_create, evaluations_of
 from review.forms import EvaluationForm, ReleaseForm
 from review.leaderboard import leaderboard
 from review.models import EvaluationStatus, Release, ReleaseStatus
 from review.releases import ReleaseRefused, release_create, release_retry
-from review.selectors import release_may_build, release_visible, releases_visible
+from review.selectors import release_visible, releases_visible
 from review.views import lead_project
-
-
-def _reader_project(request: HttpRequest, slug: str) -> Project:
-    """The project, if the caller leads it or researches on it: 404 for outsiders, else 403."""
-    project = get_object_or_404(Project, slug=slug)
-    role = project_role(request.user, project)
-    if role is None:
-        raise Http404("no such project")
-    if role not in (Role.LEAD, Role.RESEARCHER):
-        raise PermissionDenied("releases are for leads and researchers")
-    return project
 
 
 @login_required
 def releases(request: HttpRequest, slug: str) -> HttpResponse:
     """The project's releases, newest first; leads also get the form that builds a new one."""
-    project = _reader_project(request, slug)
-    may_build = release_may_build(request.user, project)
+    project, role = access.project_for(request.user, slug, access.Action.READ_RELEASES)
+    may_build = access.role_may(role, access.Action.MANAGE)
     if request.method == "POST" and not may_build:
         raise PermissionDenied("only leads build releases")
-    rows = list(releases_visible(request.user, project))
+    rows = list(releases_visible(request.user, project, role=role))
     form = None
     if may_build:
         next_name = f"v{rows[0].version + 1}" if rows else "v1"
@@ -60,7 +49,7 @@ def releases(request: HttpRequest, slug: str) -> HttpResponse:
     context = {
         "project": project,
         "tab": "releases",
-        "role": project_role(request.user, project),
+        "role": role,
         "releases": rows,
         "building": any(r.status == ReleaseStatus.BUILDING for r in rows),
         "form": form,
@@ -131,7 +120,7 @@ def release(request: HttpRequest, pk: int) -> HttpResponse:
         "release": found,
         "project": found.project,
         "tab": "releases",
-        "role": project_role(request.user, found.project),
+        "role": access.project_role(request.user, found.project),
         "manifest": manifest,
         "card": release_display.card_html(found) if found.status == ReleaseStatus.READY else None,
         "levels": levels,

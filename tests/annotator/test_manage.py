@@ -14,7 +14,6 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
-from annotator.forms import MemberForm, ProjectForm
 from annotator.jobs import job_create
 from annotator.leasing import assignment_lease_next
 from annotator.models import (
@@ -38,6 +37,7 @@ from annotator.textformats import (
     synonyms_parse,
     vocabulary_parse,
 )
+from console.forms import MemberForm, ProjectForm
 from review.agreement import agreement_compute
 from review.models import Decision
 from review.resolutions import resolution_record

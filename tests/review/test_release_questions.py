@@ -8,8 +8,8 @@ from django.core.files.storage import default_storage
 from django.core.management import call_command
 from django.urls import reverse
 
-from annotator import demo as demo_module
 from annotator.models import Pair
+from console import demo as demo_module
 from pairdiff.release.options import ReleaseOptions
 from pairdiff.release.splits import SplitPlan
 from review.models import QuestionEdit, Release, ReleaseStatus

@@ -8,7 +8,7 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
-from annotator.manage_views import _lead_project
+from annotator import access
 from annotator.screening import (
     FLAG_LABELS,
     screened_decide,
@@ -24,7 +24,7 @@ PAGE_SIZE = 60
 def screening(request: HttpRequest, slug: str) -> HttpResponse:
     """GET: the held pairs with their flags and reasons. POST: accept the ticked pairs back
     into the queue, or reject them."""
-    project = _lead_project(request, slug)
+    project = access.project_for(request.user, slug, access.Action.MANAGE)[0]
     if request.method == "POST":
         return _decide(request, project)
     page = Paginator(screened_pairs(project), PAGE_SIZE).get_page(request.GET.get("page"))

@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from annotator.demo import demo_seed
-from annotator.demo_work import demo_work
+from console.demo import demo_seed
+from console.demo_work import demo_work
 
 
 class Command(BaseCommand):

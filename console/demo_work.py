@@ -8,6 +8,9 @@ from annotator.models import Annotation, Pair, PairStatus, Project, Role
 from annotator.services import membership_set, user_ensure
 from annotator.submitting import annotation_submit
 from pairdiff.release.splits import SplitPlan
+from review.agreement import agreement_compute
+from review.models import Release, ReleaseStatus
+from review.releases import release_build, release_register
 
 SIMULATED = ("demo-annotator-a", "demo-annotator-b")
 RELEASE_NAME = "demo-v1"
@@ -17,10 +20,6 @@ def demo_work(*, project: Project, pairs: int) -> dict[str, int]:
     """Answer up to ``pairs`` pairs by both simulated annotators (once: a second run adds
     nothing), then build the demo release if it is not there. Every fifth pair gets a "good"
     tier from one of them, so it goes to a lead."""
-    from review.agreement import agreement_compute
-    from review.models import Release, ReleaseStatus
-    from review.releases import release_build, release_register
-
     if pairs <= 0:
         return {"answered": 0, "release": 0}
     users = [user_ensure(username=name) for name in SIMULATED]  # no password: no log-in

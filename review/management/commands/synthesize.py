@@ -5,8 +5,8 @@ from django.core.management.base import BaseCommand
 
 from annotator.jobs import job_create
 from annotator.models import JobKind, Project
-from annotator.synthesis import SynthesisUnusable, synthesis_options, synthesis_run
 from pairdiff.synth.custom import CATEGORIES
+from review.synthesis import SynthesisUnusable, synthesis_options, synthesis_run
 
 EXIT_ALL_MADE, EXIT_SOME_SKIPPED, EXIT_UNUSABLE = 0, 1, 2
 

@@ -18,15 +18,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.views.decorators.http import require_POST
 
-from annotator import selectors
-from annotator.forms import (
-    ImportForm,
-    MemberForm,
-    PairForm,
-    ProjectForm,
-    RoleForm,
-)
-from annotator.forms_synthesis import SynthesisForm
+from annotator import access, selectors
 from annotator.importing import ImportUnusable
 from annotator.labelstudio_upload import (
     labelstudio_queue,
@@ -40,10 +32,18 @@ from annotator.preannotation import BACKENDS, UnknownBackend, job_cancel, preann
 from annotator.priorities import queue_priorities_refresh
 from annotator.screening import project_screen
 from annotator.services import PairRejected, pair_create
-from annotator.synthesis import SynthesisUnusable, synthesis_queue
 from annotator.textformats import guidelines_html
 from annotator.uploads import ImportFormat, import_queue
+from console.forms import (
+    ImportForm,
+    MemberForm,
+    PairForm,
+    ProjectForm,
+    RoleForm,
+)
+from console.forms_synthesis import SynthesisForm
 from review.services import agreements_recompute_queue
+from review.synthesis import SynthesisUnusable, synthesis_queue
 
 MAX_REPORT_ROWS = 1000
 _RUNNING = (JobStatus.QUEUED, JobStatus.RUNNING)
@@ -54,13 +54,7 @@ class MemberRefused(ValueError):
 
 
 def _lead_project(request: HttpRequest, slug: str) -> Project:
-    project = get_object_or_404(Project, slug=slug)
-    role = selectors.project_role(request.user, project)
-    if role is None:
-        raise Http404("no such project")
-    if role != Role.LEAD:
-        raise PermissionDenied("only the project's leads manage it")
-    return project
+    return access.project_for(request.user, slug, access.Action.MANAGE)[0]
 
 
 def _posted(request: HttpRequest) -> QueryDict | None:
@@ -166,7 +160,7 @@ def _member_change(
         return redirect("annotator:members", project.slug)
     done = f"is now a {role}" if role else "was removed from the project"
     messages.success(request, f"{membership.user} {done}.")
-    if selectors.project_role(request.user, project) != Role.LEAD:
+    if not access.project_may(request.user, project, access.Action.MANAGE):
         return redirect("annotator:home")  # a lead who stepped down has no business here
     return redirect("annotator:members", project.slug)
 
@@ -355,8 +349,8 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """One job; htmx polls its progress fragment every second until the job ends."""
     job = get_object_or_404(Job.objects.select_related("project", "created_by"), pk=pk)
     if job.project is not None:
-        _lead_project(request, job.project.slug)
-    elif not selectors.job_may_view(request.user, job):
+        access.project_check(request.user, job.project, access.Action.MANAGE)
+    elif not access.job_may_view(request.user, job):
         raise Http404("no such job")
     context = {
         "job": job,
@@ -404,7 +398,7 @@ def job_stop(request: HttpRequest, pk: int) -> HttpResponse:
     job = get_object_or_404(Job.objects.select_related("project"), pk=pk)
     if job.project is None:
         raise Http404("no such job")
-    _lead_project(request, job.project.slug)
+    access.project_check(request.user, job.project, access.Action.MANAGE)
     if job_cancel(job=job):
         messages.info(request, f"Job #{job.pk} will stop after its current batch.")
     return redirect("annotator:job", job.pk)

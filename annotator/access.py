@@ -1,0 +1,108 @@
+"""Who may do what on a project: the one place that pages and the API ask.
+
+A user without a role in the project gets "not found" (a project's existence is private to its
+members); a member whose role does not allow the action gets "forbidden". Admins act as leads
+everywhere. Pair, assignment, release and job rules derive from the project's.
+
+(The module moves to ``projects/`` together with Project and Membership.)
+"""
+
+from __future__ import annotations
+
+from django.core.exceptions import PermissionDenied
+from django.db import models
+from django.http import Http404
+from django.shortcuts import get_object_or_404
+
+from annotator.models import Assignment, Job, Membership, Pair, Project, Role
+
+
+class Action(models.TextChoices):
+    VIEW = "view", "See the project and its pages for members"
+    ANNOTATE = "annotate", "Lease pairs and answer them"
+    MANAGE = "manage", "Settings, members, uploads, jobs, pairs, disputes, questions, releases"
+    READ_RELEASES = "read-releases", "Read the project's (ready) releases"
+
+
+RULES: dict[Action, frozenset[Role]] = {
+    Action.VIEW: frozenset(Role),
+    Action.ANNOTATE: frozenset({Role.ANNOTATOR, Role.LEAD}),
+    Action.MANAGE: frozenset({Role.LEAD}),
+    Action.READ_RELEASES: frozenset({Role.LEAD, Role.RESEARCHER}),
+}
+
+REFUSED = {
+    Action.VIEW: "members only",
+    Action.ANNOTATE: "only annotators and leads take pairs",
+    Action.MANAGE: "only the project's leads may do this",
+    Action.READ_RELEASES: "releases are for leads and researchers",
+}
+
+
+def project_role(user, project: Project) -> Role | None:
+    """The user's role in the project; admins act as leads everywhere."""
+    if not user.is_authenticated:
+        return None
+    if user.is_superuser:
+        return Role.LEAD
+    role = (
+        Membership.objects.filter(project=project, user=user).values_list("role", flat=True).first()
+    )
+    return Role(role) if role else None
+
+
+def role_may(role: Role | None, action: Action) -> bool:
+    """The rule itself, for a role already known (no query)."""
+    return role is not None and role in RULES[action]
+
+
+def project_may(user, project: Project, action: Action) -> bool:
+    return role_may(project_role(user, project), action)
+
+
+def project_check(user, project: Project, action: Action) -> Role:
+    """The user's role when it allows ``action``: Http404 for outsiders, PermissionDenied for
+    members whose role does not (DRF answers both as 404/403 in the API's error shape)."""
+    role = project_role(user, project)
+    if role is None:
+        raise Http404("no such project")
+    if not role_may(role, action):
+        raise PermissionDenied(REFUSED[action])
+    return role
+
+
+def project_for(user, slug: str, action: Action) -> tuple[Project, Role]:
+    """The project named ``slug`` and the user's role in it, if ``action`` is allowed."""
+    project = get_object_or_404(Project, slug=slug)
+    return project, project_check(user, project, action)
+
+
+def pair_may_view(user, pair: Pair, *, role: Role | None = None) -> bool:
+    """Leads see every pair of their projects; an annotator only the pairs leased to them."""
+    role = role if role is not None else project_role(user, pair.project)
+    if role == Role.LEAD:
+        return True
+    if role == Role.ANNOTATOR:
+        return Assignment.objects.filter(pair=pair, annotator=user).exists()
+    return False
+
+
+def assignment_may_work(user, assignment: Assignment) -> bool:
+    """Only its annotator works on an assignment (leads neither see nor change it)."""
+    return user.is_authenticated and assignment.annotator_id == user.pk
+
+
+def release_may_read(role: Role | None, *, ready: bool) -> bool:
+    """Leads read every release of their projects; researchers the ready ones; annotators none
+    (a release holds the agreed answers they must not see)."""
+    if role_may(role, Action.MANAGE):
+        return True
+    return ready and role_may(role, Action.READ_RELEASES)
+
+
+def job_may_view(user, job: Job) -> bool:
+    """A project's jobs are its leads'; a job without a project is its creator's (or an
+    admin's)."""
+    if job.project is None:
+        return user.is_authenticated and (job.created_by_id == user.pk or user.is_superuser)
+    return project_may(user, job.project, Action.MANAGE)

@@ -1,0 +1,116 @@
+"""The project page (with the leads' pairs browser) and a pair's page (its history, for leads)."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from annotator import access, selectors
+from annotator.models import Pair, PairStatus, Project
+from annotator.textformats import guidelines_html
+from annotator.views import viewable_pair
+from console import pairs as browser
+
+
+@login_required
+def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    project, role = access.project_for(request.user, slug, access.Action.VIEW)
+    counts = selectors.pair_counts(project)
+    context = {
+        "project": project,
+        "role": role,
+        "total": sum(counts.values()),
+        "status_counts": [(v, label, counts[v]) for v, label in PairStatus.choices],
+        "guidelines": guidelines_html(project.guidelines),
+    }
+    if access.role_may(role, access.Action.MANAGE):
+        context |= _pairs_browser(request, project)
+    if access.role_may(role, access.Action.ANNOTATE):
+        context["submitted"] = selectors.annotator_submitted(request.user, project)
+    return render(request, "annotator/project.html", context)
+
+
+def _pairs_browser(request: HttpRequest, project: Project) -> dict:
+    """The leads' pairs grid: a page of filtered pairs with their difficulty, and the choices
+    the filters offer."""
+    choices = browser.pairs_filter_choices(project)
+    filters = _pair_filters(request, choices)
+    pairs = browser.pairs_browse(project, filters).select_related("agreement")
+    page = Paginator(pairs, 48).get_page(request.GET.get("page"))
+    levels = browser.pair_difficulties(list(page.object_list))
+    for pair in page.object_list:
+        pair.difficulty = levels.get(pair.pk)
+        pair.category_label = project.category_name(pair.category_hint)
+    return {
+        "page": page,
+        "filters": filters,
+        "query": filters.query(),
+        "statuses": PairStatus.choices,
+        "choices": choices,
+    }
+
+
+def _pair_filters(request: HttpRequest, choices: dict[str, list]) -> browser.PairFilters:
+    """The filters from the query string; a value the choices do not offer is ignored."""
+    allowed = {
+        "status": PairStatus.values,
+        "category": [slug for slug, _ in choices["categories"]],
+        "difficulty": [level for level, _ in choices["difficulties"]],
+        "flag": choices["flags"],
+        "annotator": choices["annotators"],
+    }
+    given = {name: request.GET.get(name, "") for name in allowed}
+    return browser.PairFilters(
+        **{name: value if value in allowed[name] else "" for name, value in given.items()},
+        q=request.GET.get("q", "").strip()[:200],
+    )
+
+
+@login_required
+def pair_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    pair = viewable_pair(request, pk)
+    role = access.project_role(request.user, pair.project)
+    is_lead = access.role_may(role, access.Action.MANAGE)
+    gold = getattr(pair, "gold", None) if is_lead else None
+    changes = gold.changes if gold else []
+    context = {
+        "pair": pair,
+        "project": pair.project,
+        "role": role,
+        "gold": gold,
+        "gold_changes": [
+            c | {"category_name": pair.project.category_name(c.get("category", ""))}
+            for c in changes
+        ],
+        "sides": [
+            _side(pair, "a", pair.width_a, pair.height_a, changes),
+            _side(pair, "b", pair.width_b, pair.height_b, changes),
+        ],
+        # Only leads see other people's work on a pair: an annotator sees the images alone.
+        "history": browser.pair_history(pair) if is_lead else None,
+    }
+    for side in context["sides"] if is_lead else []:
+        side["marks"] = context["history"]["marks"][side["key"]]
+    return render(request, "annotator/pair.html", context)
+
+
+def _side(pair: Pair, side: str, width: int, height: int, changes: list[dict]) -> dict:
+    """What the template needs to paint one image with the known boxes over it."""
+    boxes = [
+        {"x": x1, "y": y1, "w": x2 - x1, "h": y2 - y1, "label": change.get(f"entity_{side}", "")}
+        for change in changes
+        for x1, y1, x2, y2 in change.get(f"boxes_{side}", [])
+    ]
+    absent = [c.get("description", "") for c in changes if not c.get(f"boxes_{side}")]
+    return {
+        "key": side,
+        "label": side.upper(),
+        "width": width,
+        "height": height,
+        "format": getattr(pair, f"format_{side}"),
+        "sha256": getattr(pair, f"sha256_{side}"),
+        "boxes": boxes,
+        "absent": absent,
+    }
