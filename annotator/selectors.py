@@ -1,5 +1,4 @@
-"""Reads: the counts and lists pages show (who may do what: annotator.access; the three
-names imported from there stay importable here for the API)."""
+"""Reads: the counts and lists pages show (who may do what: annotator.access)."""
 
 from __future__ import annotations
 

@@ -10,9 +10,9 @@ from rest_framework.decorators import api_view
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from annotator.access import project_role
 from annotator.leasing import assignment_lease_next, assignment_skip
 from annotator.models import Assignment, Project, Role
-from annotator.selectors import project_role
 from annotator.submitting import SubmitConflict, annotation_submit, assignment_draft_save
 from api.errors import error_response
 from api.serializers import (

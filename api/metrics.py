@@ -9,8 +9,8 @@ from rest_framework.decorators import api_view
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from annotator.access import project_role
 from annotator.models import Project, Role
-from annotator.selectors import project_role
 from api.errors import error_response
 from api.serializers import ErrorSerializer
 from review.dashboard import ProjectQuality, project_quality

@@ -13,6 +13,7 @@ from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from annotator.access import project_role
 from annotator.importing import ImportUnusable
 from annotator.labelstudio_plan import LSInput
 from annotator.labelstudio_upload import (
@@ -22,7 +23,7 @@ from annotator.labelstudio_upload import (
     labelstudio_stage,
 )
 from annotator.models import Job, Pair, PairStatus, Project, Role
-from annotator.selectors import project_pairs, project_role
+from annotator.selectors import project_pairs
 from annotator.services import PairInput, PairRejected, pair_create
 from annotator.uploads import ImportFormat, import_queue
 from api.annotate import ERRORS

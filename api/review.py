@@ -10,8 +10,8 @@ from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from annotator.access import project_role
 from annotator.models import Pair, Project, Role
-from annotator.selectors import project_role
 from api.annotate import ERRORS
 from api.errors import error_response
 from api.pagination import PAGE, paginated

@@ -31,7 +31,7 @@ STAGES = [
     ("token auth (api.authentication)", "api/authentication.py", "authenticate"),
     ("session middleware", "django/contrib/sessions/middleware.py", "process_response"),
     ("CSRF middleware", "django/middleware/csrf.py", "process_view"),
-    ("project lookup + role (view)", "annotator/selectors.py", "project_role"),
+    ("project lookup + role (view)", "annotator/access.py", "project_role"),
     ("lease: assignment_lease_next", "annotator/leasing.py", "assignment_lease_next"),
     ("lease: assignment_live", "annotator/selectors.py", "assignment_live"),
     ("lease: assignments_expire", "annotator/leasing.py", "assignments_expire"),
