@@ -11,7 +11,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from annotator.leasing import LeaseLost, assignment_renew
+from annotator.leasing import LeaseLost, assignment_check_member, assignment_renew
 from annotator.models import (
     Annotation,
     Assignment,
@@ -55,12 +55,15 @@ def answer_rules(pair: Pair) -> AnswerRules:
 
 
 def _locked(assignment_id: int, user) -> Assignment:
-    """The caller's own assignment, row-locked; DoesNotExist for anyone else's."""
-    return (
+    """The caller's own assignment, row-locked; DoesNotExist for anyone else's, PermissionDenied
+    when the caller is no longer a member who annotates in its project."""
+    assignment = (
         Assignment.objects.select_for_update(of=("self",))
         .select_related("pair__project")
         .get(pk=assignment_id, annotator=user)
     )
+    assignment_check_member(assignment=assignment, user=user)
+    return assignment
 
 
 def assignment_draft_save(*, assignment_id: int, user, draft: object) -> DraftSaved:

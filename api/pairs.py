@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -14,13 +12,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from annotator.models import Job, Pair, PairStatus, Project, Role
-from annotator.selectors import project_pairs, project_role
+from annotator.selectors import job_may_view, project_pairs, project_role
 from annotator.services import PairInput, PairRejected, pair_create
 from annotator.uploads import ImportFormat, import_queue
 from api.annotate import ERRORS
 from api.errors import error_response
 from api.pagination import PAGE, paginated
-from api.parsers import MultiPartParser, contains_nul, query_text
+from api.parsers import MultiPartParser, query_text
+from pairdiff import strictjson
 
 
 class PairSerializer(serializers.ModelSerializer):
@@ -80,15 +79,17 @@ class PairUploadSerializer(serializers.Serializer):
     metadata = serializers.JSONField(required=False, help_text="a JSON object")
 
     def validate_metadata(self, value):
-        if isinstance(value, str):
-            try:
-                value = json.loads(value)
-            except ValueError:
-                raise serializers.ValidationError("metadata must be a JSON object") from None
+        try:
+            # A JSON string is read strictly; a value a JSON body already decoded is checked
+            # the same way (NUL, lone surrogates, NaN and 1e309, past 64 bits: a 500 in jsonb).
+            if isinstance(value, str):
+                value = strictjson.loads(value)
+            else:
+                strictjson.check(value)
+        except strictjson.JSONRejected as exc:
+            raise serializers.ValidationError(f"metadata: {exc}") from None
         if not isinstance(value, dict):
             raise serializers.ValidationError("metadata must be a JSON object")
-        if contains_nul(value):  # "\u0000" inside the JSON text: jsonb refuses it (a 500)
-            raise serializers.ValidationError("metadata may not contain NUL characters")
         return value
 
 
@@ -237,9 +238,8 @@ def imports(request: Request, slug: str) -> Response:
 def job_detail(request: Request, pk: int) -> Response:
     """Status, progress and per-item errors of a background job (its project's leads)."""
     job = get_object_or_404(Job.objects.select_related("project"), pk=pk)
-    allowed = job.created_by_id == request.user.pk or (
-        job.project is not None and project_role(request.user, job.project) == Role.LEAD
-    )
-    if not allowed:
+    # The page's rule: a project's jobs are its current leads' (a lead removed since the job
+    # started no longer reads its report); a job without a project is its creator's.
+    if not job_may_view(request.user, job):
         return error_response("not_found", "no such job", status.HTTP_404_NOT_FOUND)
     return Response(JobSerializer(job).data)

@@ -46,3 +46,43 @@ class DatabaseUnavailableMiddleware:
             return None
         log.warning("database unavailable on %s %s: %s", request.method, request.path, exception)
         return database_unavailable(request)
+
+
+NUL_MESSAGE = "text may not contain NUL (\\u0000) characters"
+
+
+class RefuseNulMiddleware:
+    """A NUL in a query parameter or a form field is a 400 naming it, before any view runs.
+
+    PostgreSQL stores and compares no NUL: a filter like ?category=%00 failed inside the query
+    as a DataError (a 500, on PostgreSQL only) on every page that filters. Multipart bodies are
+    left to the parsers and forms (reading them here would spool every upload twice).
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        name = _nul_field(request.GET)
+        if name is None and request.content_type == "application/x-www-form-urlencoded":
+            name = _nul_field(request.POST)
+        if name is not None:
+            return _refused(request, name)
+        return self.get_response(request)
+
+
+def _nul_field(data) -> str | None:
+    for key, values in data.lists():
+        if "\x00" in key:
+            return key.replace("\x00", "\\u0000")
+        if any("\x00" in value for value in values):
+            return key
+    return None
+
+
+def _refused(request: HttpRequest, name: str) -> HttpResponse:
+    message = f"{name}: {NUL_MESSAGE}"
+    if request.path.startswith("/api/"):
+        body = {"error": {"code": "invalid", "message": message, "fields": {name: [NUL_MESSAGE]}}}
+        return JsonResponse(body, status=400)
+    return HttpResponse(message, status=400, content_type="text/plain; charset=utf-8")
