@@ -55,6 +55,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # No broker: the sweeps that beat would run ride on a request now and then (review.maintenance).
+    "review.maintenance.SweepWithoutWorkerMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -165,6 +167,9 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 DIFFMARK_SWEEP_SECONDS = env_int("DIFFMARK_SWEEP_SECONDS", 300)
 DIFFMARK_RESEND_AFTER_MINUTES = env_int("DIFFMARK_RESEND_AFTER_MINUTES", 10)
 DIFFMARK_STALE_JOB_MINUTES = env_int("DIFFMARK_STALE_JOB_MINUTES", 30)
+# Without a broker, a request every DIFFMARK_SWEEP_SECONDS runs the failing sweeps (on by default;
+# `manage.py sweep` from cron does all of them).
+DIFFMARK_SWEEP_ON_REQUEST = env_bool("DIFFMARK_SWEEP_ON_REQUEST", True)
 # A sweep that waited longer than its period is dropped: the next one does the same work.
 CELERY_BEAT_SCHEDULE = {
     name: {"task": task, "schedule": float(every), "options": {"expires": float(every)}}
