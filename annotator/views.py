@@ -93,7 +93,10 @@ def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "project": project,
         "role": role,
         "total": sum(counts.values()),
-        "status_counts": [(v, label, counts[v]) for v, label in PairStatus.choices],
+        # Annotators are blind to verdicts, also counted over the project.
+        "status_counts": []
+        if role == Role.ANNOTATOR
+        else [(v, label, counts[v]) for v, label in PairStatus.choices],
         "guidelines": guidelines_html(project.guidelines),
     }
     if role == Role.LEAD:
@@ -147,6 +150,9 @@ def pair_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "pair": pair,
         "project": pair.project,
         "role": role,
+        # Annotators see the images and the instruction only: never the pair's verdict, its
+        # category hint (on a gold pair: the answer) or the metadata of the edit that made B.
+        "is_lead": is_lead,
         "gold": gold,
         "gold_changes": [
             c | {"category_name": pair.project.category_name(c.get("category", ""))}

@@ -87,7 +87,7 @@ class PairUploadSerializer(serializers.Serializer):
             else:
                 strictjson.check(value)
         except strictjson.JSONRejected as exc:
-            raise serializers.ValidationError(f"metadata: {exc}") from None
+            raise serializers.ValidationError(str(exc)) from None
         if not isinstance(value, dict):
             raise serializers.ValidationError("metadata must be a JSON object")
         return value
