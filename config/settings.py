@@ -11,7 +11,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import env_bool, env_int, env_list, env_str
+from config.env import env_bool, env_int, env_list, env_str, redis_neighbour_db
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("DIFFMARK_VAR_DIR", str(BASE_DIR / "var")))
@@ -193,11 +193,14 @@ DIFFMARK_VLM_API_KEY = env_str("DIFFMARK_VLM_API_KEY")
 DIFFMARK_VLM_TIMEOUT = env_int("DIFFMARK_VLM_TIMEOUT", 120)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 
-# The cache holds the log-in and token rate limits (accounts.throttle, DRF throttles). The
-# default is per process: with several gunicorn workers each would count on its own and the
-# limits would multiply, so production points DIFFMARK_CACHE_URL at Redis (a database other
-# than the broker's: clearing the cache must never drop queued tasks).
-DIFFMARK_CACHE_URL = env_str("DIFFMARK_CACHE_URL")
+# The cache holds the log-in and token rate limits (accounts.throttle, DRF throttles). A
+# per-process cache would let every gunicorn worker count on its own and the limits multiply,
+# so whenever Redis is configured the cache lives there: DIFFMARK_CACHE_URL, or by default the
+# broker's Redis in the next database (never the broker's own: clearing the cache must never
+# drop queued tasks). Without either it is per process, and `check --deploy` says so.
+DIFFMARK_CACHE_URL = env_str("DIFFMARK_CACHE_URL") or redis_neighbour_db(
+    env_str("CELERY_BROKER_URL")
+)
 if DIFFMARK_CACHE_URL.startswith(("redis://", "rediss://", "unix://")):
     CACHES = {
         "default": {
