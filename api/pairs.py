@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from annotator.models import Job, Pair, PairStatus, Project, Role
 from annotator.selectors import job_may_view, project_pairs, project_role
 from annotator.services import PairInput, PairRejected, pair_create
+from annotator.upload_limits import ImageSizeLimit, image_size_errors, image_size_limit
 from annotator.uploads import ImportFormat, import_queue
 from api.annotate import ERRORS
 from api.errors import error_response
@@ -160,11 +161,12 @@ def lead_project(request: Request, slug: str) -> Project | Response:
 @parser_classes([MultiPartParser])
 def project_pairs_view(request: Request, slug: str) -> Response:
     """List a project's pairs (filters: status, category, gold) or upload one pair."""
+    limit = image_size_limit(request._request) if request.method == "POST" else None
     project = lead_project(request, slug)
     if isinstance(project, Response):
         return project
-    if request.method == "POST":
-        return _upload(request, project)
+    if limit is not None:
+        return _upload(request, project, limit)
     pairs = project_pairs(project, status=query_text(request, "status"))
     pairs = pairs.select_related("agreement")
     if category := query_text(request, "category"):
@@ -176,7 +178,11 @@ def project_pairs_view(request: Request, slug: str) -> Response:
     return paginator.get_paginated_response(PairSerializer(page, many=True).data)
 
 
-def _upload(request: Request, project: Project) -> Response:
+def _upload(request: Request, project: Project, limit: ImageSizeLimit) -> Response:
+    too_large = image_size_errors(limit, request.FILES)
+    if too_large:  # checked before anything reads a file (a 200 MB one cost 200 MB of memory)
+        fields = {field: [message] for field, message in too_large.items()}
+        return error_response("invalid", next(iter(too_large.values())), 400, fields)
     upload = PairUploadSerializer(data=request.data)
     upload.is_valid(raise_exception=True)
     data = upload.validated_data

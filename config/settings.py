@@ -261,9 +261,10 @@ SPECTACULAR_SETTINGS = {
 }
 
 # Production hardening: on whenever DEBUG is off (manage.py check --deploy is clean).
-SECURE_PROXY_SSL_HEADER = (
-    ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("DIFFMARK_BEHIND_PROXY", True) else None
-)
+# X-Forwarded-Proto is believed only when a proxy is said to be there: with none, a client
+# could write "https" itself and pass as a secure request (CSRF's referer check, secure-only
+# redirects). The proxy must set the header, overwriting what the client sent.
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if DIFFMARK_PROXY_COUNT > 0 else None
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
