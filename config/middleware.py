@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
@@ -86,3 +87,23 @@ def _refused(request: HttpRequest, name: str) -> HttpResponse:
         body = {"error": {"code": "invalid", "message": message, "fields": {name: [NUL_MESSAGE]}}}
         return JsonResponse(body, status=400)
     return HttpResponse(message, status=400, content_type="text/plain; charset=utf-8")
+
+
+class SecurityHeadersMiddleware:
+    """Content-Security-Policy and Permissions-Policy on every response (settings
+    DIFFMARK_CONTENT_SECURITY_POLICY, DIFFMARK_PERMISSIONS_POLICY); a view that set its own
+    keeps it. The policy runs scripts from this site's static files only: no inline script or
+    event handler, so markup an attacker slips into a page cannot run."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        for header, value in (
+            ("Content-Security-Policy", settings.DIFFMARK_CONTENT_SECURITY_POLICY),
+            ("Permissions-Policy", settings.DIFFMARK_PERMISSIONS_POLICY),
+        ):
+            if value and header not in response:
+                response[header] = value
+        return response

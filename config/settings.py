@@ -45,6 +45,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "config.middleware.SecurityHeadersMiddleware",  # CSP and Permissions-Policy
     "config.middleware.DatabaseUnavailableMiddleware",  # 503 + Retry-After, not a 500 page
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -232,6 +233,9 @@ REST_FRAMEWORK = {
     # can change on every request to escape the limit.
     "NUM_PROXIES": DIFFMARK_PROXY_COUNT,
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # JSON only: DRF's browsable HTML pages run inline scripts, which the CSP blocks; people
+    # read the API at /api/v1/docs/.
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     # DRF's three, refusing NUL characters, which PostgreSQL cannot store (api.parsers).
     "DEFAULT_PARSER_CLASSES": [
         "api.parsers.JSONParser",
@@ -274,6 +278,24 @@ SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", not DEBUG)
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
+# Scripts only from this site's files (no inline script, no inline handler, no eval); styles
+# may be inline (the pages size panels with style attributes, htmx adds its indicator style);
+# images are the app's own (pairs are streamed through it, never from a bucket URL), plus the
+# data:/blob: URLs the canvas and the API docs make.
+DIFFMARK_CONTENT_SECURITY_POLICY = env_str(
+    "DIFFMARK_CONTENT_SECURITY_POLICY",
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data: blob:; font-src 'self'; connect-src 'self'; worker-src 'self' blob:; "
+    "object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'",
+)
+# Nothing here uses the camera, microphone, location or sensors; copying to the clipboard
+# (token pages) stays allowed for this site.
+DIFFMARK_PERMISSIONS_POLICY = env_str(
+    "DIFFMARK_PERMISSIONS_POLICY",
+    "accelerometer=(), autoplay=(), camera=(), display-capture=(), geolocation=(), "
+    "gyroscope=(), magnetometer=(), microphone=(), midi=(), payment=(), usb=(), "
+    "browsing-topics=()",
+)
 SESSION_COOKIE_HTTPONLY = True
 
 LOGGING = {
