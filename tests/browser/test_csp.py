@@ -75,4 +75,7 @@ def test_the_annotator_pair_page_shows_the_images_and_instruction_only(page, pro
     assert "add_noise" not in body and "Category hint" not in body and "In annotation" not in body
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / "annotator-pair-page.png"), full_page=True)
+    page.goto(f"/p/{project.slug}/")
+    expect(page.locator(".statusbar")).to_have_count(0)  # no verdict counts either
+    page.screenshot(path=str(SHOTS / "annotator-project-page.png"), full_page=True)
     assert violations == []
