@@ -370,6 +370,12 @@ def form_endpoints(world) -> list[Endpoint]:
             {"action": "save", "page": "1", "edited": "", "negative_1": "a", "negative_2": "b"},
         ),
         Endpoint("POST", "/account/tokens/", "lead", {"name": "laptop"}),
+        Endpoint(  # the API's multipart upload: the same fields as the page's form
+            "POST",
+            f"/api/v1/projects/{slug}/pairs/",
+            "lead",
+            {"external_id": "x2", "instruction": "i", "category": "object", "metadata": "{}"},
+        ),
         Endpoint(
             "POST",
             f"/p/{slug}/upload/pair/",
@@ -385,7 +391,7 @@ def form_endpoints(world) -> list[Endpoint]:
 
 
 def _files(endpoint: Endpoint) -> dict:
-    if not endpoint.url.endswith("/upload/pair/"):
+    if not endpoint.url.endswith(("/upload/pair/", "/pairs/")):
         return {}
     a, b = edited_pair(7)
     return {
