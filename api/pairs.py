@@ -20,7 +20,7 @@ from api.annotate import ERRORS
 from api.errors import error_response
 from api.pagination import PAGE, paginated
 from api.parsers import MultiPartParser, query_text
-from pairdiff import strictjson
+from api.serializers import StrictJSONField
 
 
 class PairSerializer(serializers.ModelSerializer):
@@ -77,18 +77,9 @@ class PairUploadSerializer(serializers.Serializer):
     external_id = serializers.CharField(required=False, allow_blank=True, max_length=200)
     instruction = serializers.CharField(required=False, allow_blank=True, max_length=2000)
     category = serializers.CharField(required=False, allow_blank=True, max_length=64)
-    metadata = serializers.JSONField(required=False, help_text="a JSON object")
+    metadata = StrictJSONField(required=False, help_text="a JSON object")
 
     def validate_metadata(self, value):
-        try:
-            # A JSON string is read strictly; a value a JSON body already decoded is checked
-            # the same way (NUL, lone surrogates, NaN and 1e309, past 64 bits: a 500 in jsonb).
-            if isinstance(value, str):
-                value = strictjson.loads(value)
-            else:
-                strictjson.check(value)
-        except strictjson.JSONRejected as exc:
-            raise serializers.ValidationError(str(exc)) from None
         if not isinstance(value, dict):
             raise serializers.ValidationError("metadata must be a JSON object")
         return value

@@ -55,9 +55,10 @@ NUL_MESSAGE = "text may not contain NUL (\\u0000) characters"
 class RefuseNulMiddleware:
     """A NUL in a query parameter or a form field is a 400 naming it, before any view runs.
 
-    PostgreSQL stores and compares no NUL: a filter like ?category=%00 failed inside the query
-    as a DataError (a 500, on PostgreSQL only) on every page that filters. Multipart bodies are
-    left to the parsers and forms (reading them here would spool every upload twice).
+    PostgreSQL stores and compares no NUL: a filter like ?category=%00, or a form field a view
+    reads without a form, failed inside the query as a DataError (a 500, on PostgreSQL only).
+    Multipart forms are read here only for views the CSRF check reads anyway; a csrf_exempt
+    view (the API, the pair upload) reads its body itself, with its own limits and checks.
     """
 
     def __init__(self, get_response):
@@ -70,6 +71,12 @@ class RefuseNulMiddleware:
         if name is not None:
             return _refused(request, name)
         return self.get_response(request)
+
+    def process_view(self, request: HttpRequest, view_func, view_args, view_kwargs):
+        if request.method != "POST" or getattr(view_func, "csrf_exempt", False):
+            return None
+        name = _nul_field(request.POST)
+        return _refused(request, name) if name is not None else None
 
 
 def _nul_field(data) -> str | None:

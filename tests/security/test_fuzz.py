@@ -370,6 +370,16 @@ def form_endpoints(world) -> list[Endpoint]:
             {"action": "save", "page": "1", "edited": "", "negative_1": "a", "negative_2": "b"},
         ),
         Endpoint("POST", "/account/tokens/", "lead", {"name": "laptop"}),
+        Endpoint(  # the API takes forms too: JSON fields arrive as text
+            "POST",
+            f"/api/v1/pairs/{world['disputed'].pk}/resolution/",
+            "lead",
+            {
+                "decision": "merge",
+                "answer": json.dumps({"changes": answer()["changes"]}),
+                "comment": "ok",
+            },
+        ),
         Endpoint(  # the API's multipart upload: the same fields as the page's form
             "POST",
             f"/api/v1/projects/{slug}/pairs/",
