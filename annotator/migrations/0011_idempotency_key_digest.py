@@ -17,7 +17,7 @@ def _digest(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("annotator", "0004_job_heartbeat")]
+    dependencies = [("annotator", "0010_job_kinds_merged")]
 
     operations = [
         migrations.RunPython(_digest, migrations.RunPython.noop, elidable=True),
