@@ -12,10 +12,12 @@ import random
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from annotator.access import project_role
 from annotator.models import (
     OPEN_STATUSES,
     Assignment,
@@ -24,6 +26,7 @@ from annotator.models import (
     PairEvent,
     PairStatus,
     Project,
+    Role,
 )
 from annotator.selectors import assignment_live, queue_candidates
 
@@ -199,8 +202,18 @@ def assignments_expire(*, now: datetime | None = None) -> int:
 
 
 @transaction.atomic
+def assignment_check_member(*, assignment: Assignment, user) -> None:
+    """PermissionDenied unless the user still annotates in the assignment's project: a member
+    removed (or made a researcher) while holding a lease must not go on drafting, submitting or
+    skipping on it."""
+    if project_role(user, assignment.pair.project) not in (Role.ANNOTATOR, Role.LEAD):
+        raise PermissionDenied("you are no longer an annotator of this project")
+
+
 def assignment_skip(*, assignment: Assignment, user, reason: str = "") -> Assignment:
-    """The annotator passes on a pair; it goes back to the pool for others, never to them."""
+    """The annotator passes on a pair; it goes back to the pool for others, never to them.
+    PermissionDenied when the user is no longer a member who annotates."""
+    assignment_check_member(assignment=assignment, user=user)
     assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
     if assignment.state == AssignmentState.SUBMITTED:
         raise ValueError("this pair was already submitted")

@@ -10,7 +10,11 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import push_url
 
 from annotator import access, selectors
-from annotator.leasing import assignment_lease_ahead, assignment_lease_next
+from annotator.leasing import (
+    assignment_check_member,
+    assignment_lease_ahead,
+    assignment_lease_next,
+)
 from annotator.models import Assignment, AssignmentState, Pair, PairStatus, Project, Role
 from annotator.revising import annotation_reopen
 from annotator.submitting import SubmitConflict
@@ -103,6 +107,7 @@ def workspace(request: HttpRequest, pk: int) -> HttpResponse:
     assignment = get_object_or_404(
         Assignment.objects.select_related("pair__project"), pk=pk, annotator=request.user
     )
+    assignment_check_member(assignment=assignment, user=request.user)
     if assignment.state not in (AssignmentState.LEASED, AssignmentState.EXPIRED):
         messages.info(request, "That pair is done; here is your next one.")
         return redirect("annotator:home")

@@ -8,7 +8,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from annotator import access, selectors
-from annotator.models import Pair, PairStatus, Project
+from annotator.models import Pair, PairStatus, Project, Role
 from annotator.textformats import guidelines_html
 from annotator.views import viewable_pair
 from console import pairs as browser
@@ -22,7 +22,10 @@ def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "project": project,
         "role": role,
         "total": sum(counts.values()),
-        "status_counts": [(v, label, counts[v]) for v, label in PairStatus.choices],
+        # Annotators are blind to verdicts, also counted over the project.
+        "status_counts": []
+        if role == Role.ANNOTATOR
+        else [(v, label, counts[v]) for v, label in PairStatus.choices],
         "guidelines": guidelines_html(project.guidelines),
     }
     if access.role_may(role, access.Action.MANAGE):
@@ -79,6 +82,9 @@ def pair_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "pair": pair,
         "project": pair.project,
         "role": role,
+        # Annotators see the images and the instruction only: never the pair's verdict, its
+        # category hint (on a gold pair: the answer) or the metadata of the edit that made B.
+        "is_lead": is_lead,
         "gold": gold,
         "gold_changes": [
             c | {"category_name": pair.project.category_name(c.get("category", ""))}
