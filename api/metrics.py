@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers, status
+from rest_framework import serializers
 from rest_framework.decorators import api_view
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from annotator.access import project_role
-from annotator.models import Project, Role
-from api.errors import error_response
+from annotator import access
 from api.serializers import ErrorSerializer
 from review.dashboard import ProjectQuality, project_quality
 
@@ -78,12 +75,7 @@ ERRORS = {401: ErrorSerializer, 403: ErrorSerializer, 404: ErrorSerializer}
 @api_view(["GET"])
 def project_agreement(request: Request, slug: str) -> Response:
     """Agreement on tiers, boxes and categories, difficulty, and figures per annotator."""
-    project = get_object_or_404(Project, slug=slug)
-    role = project_role(request.user, project)
-    if role is None:
-        return error_response("not_found", "no such project", status.HTTP_404_NOT_FOUND)
-    if role != Role.LEAD:
-        return error_response("permission_denied", "only leads see agreement metrics", 403)
+    project = access.project_for(request.user, slug, access.Action.MANAGE)[0]
     quality = project_quality(project=project)
     body = AgreementMetricsSerializer(quality, context={"project": project}).data
     return Response(body)

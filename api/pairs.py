@@ -11,7 +11,7 @@ from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from annotator.access import job_may_view, project_role
+from annotator import access
 from annotator.importing import ImportUnusable
 from annotator.labelstudio_plan import LSInput
 from annotator.labelstudio_upload import (
@@ -20,7 +20,7 @@ from annotator.labelstudio_upload import (
     labelstudio_queue,
     labelstudio_stage,
 )
-from annotator.models import Job, Pair, PairStatus, Project, Role
+from annotator.models import Job, Pair, PairStatus, Project
 from annotator.selectors import project_pairs
 from annotator.services import PairInput, PairRejected, pair_create
 from annotator.upload_limits import ImageSizeLimit, image_size_errors, image_size_limit
@@ -158,14 +158,9 @@ def job_started(job: Job, **more: object) -> Response:
     return Response({"job": JobSerializer(job).data, **more}, status=status.HTTP_202_ACCEPTED)
 
 
-def lead_project(request: Request, slug: str) -> Project | Response:
-    project = get_object_or_404(Project, slug=slug)
-    role = project_role(request.user, project)
-    if role is None:
-        return error_response("not_found", "no such project", status.HTTP_404_NOT_FOUND)
-    if role != Role.LEAD:
-        return error_response("permission_denied", "only leads manage pairs", 403)
-    return project
+def lead_project(request: Request, slug: str) -> Project:
+    """The project if the caller leads it (annotator.access: 404 outsiders, 403 other roles)."""
+    return access.project_for(request.user, slug, access.Action.MANAGE)[0]
 
 
 @extend_schema(
@@ -189,8 +184,6 @@ def project_pairs_view(request: Request, slug: str) -> Response:
     """List a project's pairs (filters: status, category, gold) or upload one pair."""
     limit = image_size_limit(request._request) if request.method == "POST" else None
     project = lead_project(request, slug)
-    if isinstance(project, Response):
-        return project
     if limit is not None:
         return _upload(request, project, limit)
     pairs = project_pairs(project, status=query_text(request, "status"))
@@ -233,7 +226,7 @@ def _upload(request: Request, project: Project, limit: ImageSizeLimit) -> Respon
 def pair_detail(request: Request, pk: int) -> Response:
     """One pair, with its agreement once there is one (leads)."""
     pair = get_object_or_404(Pair.objects.select_related("project", "agreement"), pk=pk)
-    if project_role(request.user, pair.project) != Role.LEAD:
+    if not access.project_may(request.user, pair.project, access.Action.MANAGE):
         return error_response("not_found", "no such pair", status.HTTP_404_NOT_FOUND)
     return Response(PairSerializer(pair).data)
 
@@ -248,8 +241,6 @@ def imports(request: Request, slug: str) -> Response:
     """Start a bulk import (a manifest and a zip of images); poll the job for progress. A Label
     Studio export may come with its labelling config and a value mapping; ``dry_run`` previews."""
     project = lead_project(request, slug)
-    if isinstance(project, Response):
-        return project
     upload = ImportSerializer(data=request.data)
     upload.is_valid(raise_exception=True)
     if upload.validated_data["format"] == ImportFormat.LABEL_STUDIO:
@@ -325,6 +316,6 @@ def job_detail(request: Request, pk: int) -> Response:
     job = get_object_or_404(Job.objects.select_related("project"), pk=pk)
     # The page's rule: a project's jobs are its current leads' (a lead removed since the job
     # started no longer reads its report); a job without a project is its creator's.
-    if not job_may_view(request.user, job):
+    if not access.job_may_view(request.user, job):
         return error_response("not_found", "no such job", status.HTTP_404_NOT_FOUND)
     return Response(JobSerializer(job).data)

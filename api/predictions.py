@@ -58,8 +58,6 @@ class PreannotateSerializer(serializers.Serializer):
 def import_predictions(request: Request, slug: str) -> Response:
     """Import model predictions; every bad row is reported with its line and reason."""
     project = lead_project(request, slug)
-    if isinstance(project, Response):
-        return project
     body = PredictionsUploadSerializer(data=request.data)
     body.is_valid(raise_exception=True)
     if "file" in body.validated_data:
@@ -80,8 +78,6 @@ def import_predictions(request: Request, slug: str) -> Response:
 def preannotate(request: Request, slug: str) -> Response:
     """Start a pre-annotation job; poll /api/v1/jobs/{id}/ for progress."""
     project = lead_project(request, slug)
-    if isinstance(project, Response):
-        return project
     body = PreannotateSerializer(data=request.data)
     body.is_valid(raise_exception=True)
     try:

@@ -7,7 +7,6 @@ import mimetypes
 
 from django.core.files.storage import default_storage
 from django.http import FileResponse
-from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
@@ -16,8 +15,8 @@ from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from annotator.access import project_role
-from annotator.models import Project
+from annotator import access
+from annotator.models import Project, Role
 from api.annotate import ERRORS
 from api.errors import error_response
 from api.pagination import PAGE, paginated
@@ -27,7 +26,7 @@ from pairdiff.release.options import ReleaseOptions
 from pairdiff.release.splits import DIFFICULTIES, SPLITS, SplitPlan, SplitPlanInvalid
 from review.models import Release
 from review.releases import ReleaseRefused, release_create
-from review.selectors import release_may_build, release_visible, releases_visible
+from review.selectors import release_visible, releases_visible
 
 log = logging.getLogger(__name__)
 
@@ -121,11 +120,9 @@ class ReleaseStartedSerializer(serializers.Serializer):
     release = ReleaseSerializer()
 
 
-def _member_project(request: Request, slug: str) -> Project | Response:
-    project = get_object_or_404(Project, slug=slug)
-    if project_role(request.user, project) is None:
-        return error_response("not_found", "no such project", status.HTTP_404_NOT_FOUND)
-    return project
+def _member_project(request: Request, slug: str) -> tuple[Project, Role]:
+    """The project and the caller's role in it (annotator.access: 404 for outsiders)."""
+    return access.project_for(request.user, slug, access.Action.VIEW)
 
 
 @extend_schema(
@@ -141,14 +138,14 @@ def _member_project(request: Request, slug: str) -> Project | Response:
 @api_view(["GET", "POST"])
 def project_releases(request: Request, slug: str) -> Response:
     """List the project's releases, or build a new one (leads) → 202 {job, release}."""
-    project = _member_project(request, slug)
-    if isinstance(project, Response):
-        return project
+    project, role = _member_project(request, slug)
     if request.method == "GET":
         paginator = PageNumberPagination()
-        page = paginator.paginate_queryset(releases_visible(request.user, project), request)
+        page = paginator.paginate_queryset(
+            releases_visible(request.user, project, role=role), request
+        )
         return paginator.get_paginated_response(ReleaseSerializer(page, many=True).data)
-    if not release_may_build(request.user, project):
+    if not access.role_may(role, access.Action.MANAGE):
         return error_response("permission_denied", "only leads build releases", 403)
     body = ReleaseCreateSerializer(data=request.data)
     body.is_valid(raise_exception=True)

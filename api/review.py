@@ -10,8 +10,8 @@ from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from annotator.access import project_role
-from annotator.models import Pair, Project, Role
+from annotator import access
+from annotator.models import Pair, Project
 from api.annotate import ERRORS
 from api.errors import error_response
 from api.pagination import PAGE, paginated
@@ -50,13 +50,9 @@ class ResolutionSerializer(serializers.Serializer):
     pair = serializers.JSONField()
 
 
-def _is_lead(request: Request, project: Project) -> Response | None:
-    role = project_role(request.user, project)
-    if role is None:
-        return error_response("not_found", "not found", status.HTTP_404_NOT_FOUND)
-    if role != Role.LEAD:
-        return error_response("permission_denied", "leads only", status.HTTP_403_FORBIDDEN)
-    return None
+def _lead_only(request: Request, project: Project) -> None:
+    """annotator.access: 404 for outsiders, 403 for members who do not lead the project."""
+    access.project_check(request.user, project, access.Action.MANAGE)
 
 
 @extend_schema(
@@ -70,8 +66,7 @@ def _is_lead(request: Request, project: Project) -> Response | None:
 def disputes(request: Request, slug: str) -> Response:
     """Disputed pairs of the project, oldest first, with the reasons (leads)."""
     project = get_object_or_404(Project, slug=slug)
-    if (refused := _is_lead(request, project)) is not None:
-        return refused
+    _lead_only(request, project)
     filters = {k: query_text(request, k) for k in ("category", "annotator", "reason")}
     paginator = PageNumberPagination()
     page = paginator.paginate_queryset(disputes_queue(project, **filters), request)
@@ -83,8 +78,7 @@ def disputes(request: Request, slug: str) -> Response:
 def resolution(request: Request, pk: int) -> Response:
     """Decide a pair: accept annotation 1 or 2, accept an edited merge, reject, or reopen."""
     pair = get_object_or_404(Pair.objects.select_related("project"), pk=pk)
-    if (refused := _is_lead(request, pair.project)) is not None:
-        return refused
+    _lead_only(request, pair.project)
     body = ResolutionRequestSerializer(data=request.data)
     body.is_valid(raise_exception=True)
     data = body.validated_data

@@ -43,8 +43,6 @@ def synthesize(request: Request, slug: str) -> Response:
     """Start a synthesis job: each photo becomes pairs whose B is A with one programmatic
     change, the known answer stored as the pair's gold answer; poll the job for progress."""
     project = lead_project(request, slug)
-    if isinstance(project, Response):
-        return project
     body = SynthesizeSerializer(data=request.data)
     body.is_valid(raise_exception=True)
     data = body.validated_data
