@@ -101,8 +101,10 @@ def release_may_read(role: Role | None, *, ready: bool) -> bool:
 
 
 def job_may_view(user, job: Job) -> bool:
-    """A project's jobs are its leads'; a job without a project is its creator's (or an
-    admin's)."""
+    """A project's jobs are its current leads', and the creator's while still a member (a
+    researcher polls the evaluation they started); a job without a project is its creator's
+    (or an admin's)."""
     if job.project is None:
         return user.is_authenticated and (job.created_by_id == user.pk or user.is_superuser)
-    return project_may(user, job.project, Action.MANAGE)
+    role = project_role(user, job.project)
+    return role_may(role, Action.MANAGE) or (role is not None and job.created_by_id == user.pk)

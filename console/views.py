@@ -76,7 +76,7 @@ def project_new(request: HttpRequest) -> HttpResponse:
         project = form.save_new(user=request.user)
         messages.success(request, f"Project {project.name} created; you are its lead.")
         return redirect("annotator:project", project.slug)
-    return render(request, "annotator/manage/project_form.html", {"form": form})
+    return render(request, "console/project_form.html", {"form": form})
 
 
 @login_required
@@ -98,7 +98,7 @@ def project_settings(request: HttpRequest, slug: str) -> HttpResponse:
         return redirect("annotator:project_settings", project.slug)
     guidelines = guidelines_html(project.guidelines)
     context = {"form": form, "project": project, "tab": "settings", "guidelines": guidelines}
-    return render(request, "annotator/manage/project_form.html", context)
+    return render(request, "console/project_form.html", context)
 
 
 def _saved_message(job: Job | None) -> str:
@@ -131,7 +131,7 @@ def members(request: HttpRequest, slug: str) -> HttpResponse:
         "members": selectors.project_members(project),
         "roles": Role.choices,
     }
-    return render(request, "annotator/manage/members.html", context)
+    return render(request, "console/members.html", context)
 
 
 @require_POST
@@ -264,7 +264,7 @@ def _labelstudio_preview(request: HttpRequest, project: Project, token: str) -> 
     except (ImportUnusable, ValueError) as exc:
         context["unusable"] = str(exc)
     status = 200 if context["preview"] else 400
-    return render(request, "annotator/manage/labelstudio_preview.html", context, status=status)
+    return render(request, "console/labelstudio_preview.html", context, status=status)
 
 
 @csrf_exempt  # the CSRF check reads the body: it runs below, once the size limit is in place
@@ -335,7 +335,7 @@ def _upload_page(
     }
     forms_sent = (import_form, pair_form, synthesis_form)
     failed = any(form is not None and form.errors for form in forms_sent)
-    return render(request, "annotator/manage/upload.html", context, status=400 if failed else 200)
+    return render(request, "console/upload.html", context, status=400 if failed else 200)
 
 
 # --- jobs ------------------------------------------------------------------------------------
@@ -354,7 +354,7 @@ def jobs(request: HttpRequest, slug: str) -> HttpResponse:
         "backends": BACKENDS,
         "vlm_ready": bool(settings.DIFFMARK_VLM_URL),
     }
-    return render(request, "annotator/manage/jobs.html", context)
+    return render(request, "console/jobs.html", context)
 
 
 @login_required
@@ -375,7 +375,7 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "duration": _duration(job),
     }
     template = "_job_progress.html" if request.htmx else "job.html"
-    return render(request, f"annotator/manage/{template}", context)
+    return render(request, f"console/{template}", context)
 
 
 def _duration(job: Job) -> str:

@@ -32,7 +32,7 @@ def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
         context |= _pairs_browser(request, project)
     if access.role_may(role, access.Action.ANNOTATE):
         context["submitted"] = selectors.annotator_submitted(request.user, project)
-    return render(request, "annotator/project.html", context)
+    return render(request, "console/project.html", context)
 
 
 def _pairs_browser(request: HttpRequest, project: Project) -> dict:
@@ -99,7 +99,7 @@ def pair_detail(request: HttpRequest, pk: int) -> HttpResponse:
     }
     for side in context["sides"] if is_lead else []:
         side["marks"] = context["history"]["marks"][side["key"]]
-    return render(request, "annotator/pair.html", context)
+    return render(request, "console/pair.html", context)
 
 
 def _side(pair: Pair, side: str, width: int, height: int, changes: list[dict]) -> dict:

@@ -38,7 +38,7 @@ def screening(request: HttpRequest, slug: str) -> HttpResponse:
         "counts": screening_counts(project),
         "chosen": [FLAG_LABELS.get(f, f) for f in project.screening_flags],
     }
-    return render(request, "annotator/manage/screening.html", context)
+    return render(request, "console/screening.html", context)
 
 
 def _decide(request: HttpRequest, project) -> HttpResponse:

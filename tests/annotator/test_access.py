@@ -90,8 +90,10 @@ def test_release_rule(role, ready, reads):
     ("who", "of_project", "own", "sees"),
     [
         (L, True, False, True),
-        (A, True, True, False),
+        (A, True, False, False),
         (R, True, False, False),
+        (R, True, True, True),  # the researcher polls the evaluation they started
+        (A, True, True, True),
         (OUTSIDER, False, True, True),  # a job without a project is its creator's
         (OUTSIDER, False, False, False),
         (ADMIN, False, False, True),

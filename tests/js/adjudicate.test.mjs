@@ -8,9 +8,9 @@ import {
 import {
   LAYER_STYLES, availableLayers, draftFrom, initialVisibility, mergeColor, mergeSources, referenceBoxes, unionBox,
 } from "../../static/review/js/layers.js";
-import { buildScene, changeColor } from "../../static/annotator/js/scene.js";
-import { createStore } from "../../static/annotator/js/state.js";
-import { fitView } from "../../static/annotator/js/box.js";
+import { buildScene, changeColor } from "../../static/canvas/js/scene.js";
+import { createStore } from "../../static/canvas/js/state.js";
+import { fitView } from "../../static/canvas/js/box.js";
 
 const change = (over = {}) => ({
   category: "attribute", description: "The car turned blue.", entity_a: "car", entity_b: "car",

@@ -5,7 +5,7 @@ import {
   isTooSmall, isValidBox,
   mirrorBox, moveBox, panBy, resizeBox, roundBox, toImage, toScreen, viewTransform, zoomAt,
   zoomLimits, zoomToPixelScale,
-} from "../../static/annotator/js/box.js";
+} from "../../static/canvas/js/box.js";
 
 const A = { width: 640, height: 480 };
 const B = { width: 1280, height: 960 };

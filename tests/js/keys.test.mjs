@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { SHORTCUTS, actionFor, isTyping } from "../../static/annotator/js/keys.js";
+import { SHORTCUTS, actionFor, isTyping } from "../../static/canvas/js/keys.js";
 
 const key = (k, mods = {}) => ({ key: k, ctrlKey: false, metaKey: false, shiftKey: false, altKey: false, ...mods });
 

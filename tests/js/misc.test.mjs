@@ -1,10 +1,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { nextZoomStep } from "../../static/annotator/js/actions.js";
-import { createClock, formatDuration } from "../../static/annotator/js/clock.js";
-import { differencePixels, heatLut } from "../../static/annotator/js/modes.js";
-import { errorSlot } from "../../static/annotator/js/panel.js";
-import { panelSide } from "../../static/annotator/js/scene.js";
+import { nextZoomStep } from "../../static/canvas/js/actions.js";
+import { createClock, formatDuration } from "../../static/canvas/js/clock.js";
+import { differencePixels, heatLut } from "../../static/canvas/js/modes.js";
+import { errorSlot } from "../../static/canvas/js/panel.js";
+import { panelSide } from "../../static/canvas/js/scene.js";
 
 test("zoom steps are whole pixel scales above 1:1", () => {
   assert.equal(nextZoomStep(0.94, 1), 1);

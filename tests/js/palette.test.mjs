@@ -7,7 +7,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
   CHANGE_PALETTE, ERROR, FEEDBACK_COLORS, LAYER_COLORS, MERGE_PALETTE, SUGGESTION,
-} from "../../static/annotator/js/palette.js";
+} from "../../static/canvas/js/palette.js";
 
 const MACHADO = {
   normal: null,

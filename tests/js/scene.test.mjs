@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { absentNotes, changeColor } from "../../static/annotator/js/scene.js";
-import { emptyChange } from "../../static/annotator/js/answer.js";
+import { absentNotes, changeColor } from "../../static/canvas/js/scene.js";
+import { emptyChange } from "../../static/canvas/js/answer.js";
 
 test("an absent side is named on that side's image, with the change's number and colour", () => {
   const state = {

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createStore } from "../../static/annotator/js/state.js";
+import { createStore } from "../../static/canvas/js/state.js";
 
 const frames = { a: { width: 640, height: 480 }, b: { width: 1280, height: 960 } };
 const make = (extra = {}) => {

@@ -1,8 +1,8 @@
 // Right after a gold pair is submitted (in projects that show it): the annotator's own boxes
 // against the known answer, per side, in a dialog that stays while the next pair loads. Asked
 // of the server after every submit — the page never knows beforehand which pairs are gold.
-import { iou } from "./box.js";
-import { FEEDBACK_COLORS } from "./palette.js";
+import { iou } from "../../canvas/js/box.js";
+import { FEEDBACK_COLORS } from "../../canvas/js/palette.js";
 
 const YOURS = FEEDBACK_COLORS.yours; // solid
 const KNOWN = FEEDBACK_COLORS.known; // dashed: told apart by pattern as well as by colour

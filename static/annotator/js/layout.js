@@ -1,7 +1,7 @@
 // How the workspace uses the screen: the side panel open or collapsed, A beside or above B, and
 // full screen. Choices persist in this browser; "auto" puts A above B when that shows the images
 // larger (wide images), so a 16:9 pair is not shrunk to half the stage's width.
-import { fitScale } from "./box.js";
+import { fitScale } from "../../canvas/js/box.js";
 
 const KEY = "diffmark:layout";
 const ARRANGEMENTS = ["auto", "side", "stacked"];

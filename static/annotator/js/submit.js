@@ -1,6 +1,6 @@
 // Submit (idempotent, errors shown in place, the drawing kept), skip, and loading the next pair
 // into #workspace with htmx without a full page reload.
-import { csrfToken } from "./api.js";
+import { csrfToken } from "../../canvas/js/api.js";
 import { showGoldFeedback } from "./gold-feedback.js";
 
 const FIX_FIELDS = "Fix the marked fields";

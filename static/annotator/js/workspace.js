@@ -1,24 +1,24 @@
 // One workspace instance: reads the fragment's config, builds the store and the viewers, wires
 // pointer, keyboard, panel, autosave and submit, and paints on demand. dispose() undoes it all
 // (every listener hangs on one AbortSignal), which htmx swaps rely on.
-import { createActions } from "./actions.js";
+import { createActions } from "../../canvas/js/actions.js";
 import { bindBoxStyle } from "./box-style.js";
-import { fitStage, watchImages } from "./stage.js";
-import { sendJson } from "./api.js";
+import { fitStage, watchImages } from "../../canvas/js/stage.js";
+import { sendJson } from "../../canvas/js/api.js";
 import { browserStorage, createAutosave, pickDraft, pruneLocal, readLocal } from "./autosave.js";
-import { fitView, frameBox, viewTransform, zoomToPixelScale } from "./box.js";
-import { createClock, formatDuration } from "./clock.js";
-import { attachPointer } from "./draw.js";
-import { createChrome } from "./chrome.js";
-import { bindKeys, renderHelp } from "./keys.js";
-import { computeDifference, createModes } from "./modes.js";
+import { fitView, frameBox, viewTransform, zoomToPixelScale } from "../../canvas/js/box.js";
+import { createClock, formatDuration } from "../../canvas/js/clock.js";
+import { attachPointer } from "../../canvas/js/draw.js";
+import { createChrome } from "../../canvas/js/chrome.js";
+import { bindKeys, renderHelp } from "../../canvas/js/keys.js";
+import { computeDifference, createModes } from "../../canvas/js/modes.js";
 import { createLayout } from "./layout.js";
-import { createPanel } from "./panel.js";
+import { createPanel } from "../../canvas/js/panel.js";
 import { prefetchNext } from "./prefetch.js";
-import { buildScene, panelSide } from "./scene.js";
-import { createStore, otherSide } from "./state.js";
+import { buildScene, panelSide } from "../../canvas/js/scene.js";
+import { createStore, otherSide } from "../../canvas/js/state.js";
 import { createSubmitter } from "./submit.js";
-import { createViewer } from "./viewer.js";
+import { createViewer } from "../../canvas/js/viewer.js";
 
 export function mountWorkspace(root) {
   const controller = new AbortController();

@@ -1,6 +1,6 @@
 // The adjudication screen's own shortcuts, put in front of the workspace's (keys.js) — one table
 // feeds the help overlay, and the workspace's groups are taken from its table, so neither lies.
-import { SHORTCUTS } from "../../annotator/js/keys.js";
+import { SHORTCUTS } from "../../canvas/js/keys.js";
 
 const group = (name) => SHORTCUTS.find(([title]) => title === name)?.[1] ?? [];
 

@@ -1,20 +1,20 @@
 // One adjudication screen: the workspace's viewer, modes, pointer editing, change cards and
-// shortcuts (imported from static/annotator/js, not copied), with both annotations painted as
+// shortcuts (imported from the shared canvas kit, static/canvas/js), with both annotations painted as
 // read-only layers, the agreement breakdown, and the lead's decisions. The merged answer lives in
 // the workspace store, which writes the hidden <textarea name="answer"> (the source of truth, as
 // in the workspace); it exists only while the lead edits one.
-import { createActions } from "../../annotator/js/actions.js";
-import { fitStage, watchImages } from "../../annotator/js/stage.js";
-import { sendJson } from "../../annotator/js/api.js";
-import { fitView, frameBox, viewTransform } from "../../annotator/js/box.js";
-import { createChrome } from "../../annotator/js/chrome.js";
-import { attachPointer } from "../../annotator/js/draw.js";
-import { actionFor, bindKeys, renderHelp } from "../../annotator/js/keys.js";
-import { computeDifference, createModes } from "../../annotator/js/modes.js";
-import { createPanel } from "../../annotator/js/panel.js";
-import { buildScene, panelSide } from "../../annotator/js/scene.js";
-import { createStore, otherSide } from "../../annotator/js/state.js";
-import { createViewer } from "../../annotator/js/viewer.js";
+import { createActions } from "../../canvas/js/actions.js";
+import { fitStage, watchImages } from "../../canvas/js/stage.js";
+import { sendJson } from "../../canvas/js/api.js";
+import { fitView, frameBox, viewTransform } from "../../canvas/js/box.js";
+import { createChrome } from "../../canvas/js/chrome.js";
+import { attachPointer } from "../../canvas/js/draw.js";
+import { actionFor, bindKeys, renderHelp } from "../../canvas/js/keys.js";
+import { computeDifference, createModes } from "../../canvas/js/modes.js";
+import { createPanel } from "../../canvas/js/panel.js";
+import { buildScene, panelSide } from "../../canvas/js/scene.js";
+import { createStore, otherSide } from "../../canvas/js/state.js";
+import { createViewer } from "../../canvas/js/viewer.js";
 import { ADJ_SHORTCUTS, adjudicationAction } from "./adj-keys.js";
 import { canDecide, mergeErrors, standingAfter, statusLabel } from "./decide.js";
 import { availableLayers, initialVisibility, mergeColor, referenceBoxes, unionBox } from "./layers.js";

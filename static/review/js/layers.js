@@ -3,7 +3,7 @@
 // starts from. Pure: no DOM, so tests/js/adjudicate.test.mjs pins it.
 
 // short: the legend's name; tag: the box labels' prefix (with the change number when several).
-import { LAYER_COLORS, MERGE_PALETTE } from "../../annotator/js/palette.js";
+import { LAYER_COLORS, MERGE_PALETTE } from "../../canvas/js/palette.js";
 
 export { MERGE_PALETTE };
 

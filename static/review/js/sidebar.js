@@ -1,7 +1,7 @@
 // The read-only parts of the adjudication panel: the verdict and its reasons, the two annotations
 // side by side (tier, defects, time), the change-by-change breakdown and the pair's history.
 // Rebuilt from the config on demand; writes only the DOM.
-import { formatDuration } from "../../annotator/js/clock.js";
+import { formatDuration } from "../../canvas/js/clock.js";
 import { allReasons, compareRows, defectsText, formatIou, formatPercent, formatWhen, reasonTarget } from "./breakdown.js";
 import { canReopen, decisionDone, statusLabel } from "./decide.js";
 import { LAYER_STYLES } from "./layers.js";
