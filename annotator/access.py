@@ -22,6 +22,7 @@ class Action(models.TextChoices):
     ANNOTATE = "annotate", "Lease pairs and answer them"
     MANAGE = "manage", "Settings, members, uploads, jobs, pairs, disputes, questions, releases"
     READ_RELEASES = "read-releases", "Read the project's (ready) releases"
+    SEE_VERDICTS = "see-verdicts", "See how many pairs were accepted, disputed or rejected"
 
 
 RULES: dict[Action, frozenset[Role]] = {
@@ -29,6 +30,8 @@ RULES: dict[Action, frozenset[Role]] = {
     Action.ANNOTATE: frozenset({Role.ANNOTATOR, Role.LEAD}),
     Action.MANAGE: frozenset({Role.LEAD}),
     Action.READ_RELEASES: frozenset({Role.LEAD, Role.RESEARCHER}),
+    # Annotators are blind to verdicts, also counted over the project.
+    Action.SEE_VERDICTS: frozenset({Role.LEAD, Role.RESEARCHER}),
 }
 
 REFUSED = {
@@ -36,6 +39,7 @@ REFUSED = {
     Action.ANNOTATE: "only annotators and leads take pairs",
     Action.MANAGE: "only the project's leads may do this",
     Action.READ_RELEASES: "releases are for leads and researchers",
+    Action.SEE_VERDICTS: "annotators do not see verdicts",
 }
 
 
@@ -75,6 +79,15 @@ def project_for(user, slug: str, action: Action) -> tuple[Project, Role]:
     """The project named ``slug`` and the user's role in it, if ``action`` is allowed."""
     project = get_object_or_404(Project, slug=slug)
     return project, project_check(user, project, action)
+
+
+def project_may_create(user) -> bool:
+    """Staff, admins, and anyone who already leads a project may start a new one."""
+    if not user.is_authenticated:
+        return False
+    if user.is_staff or user.is_superuser:
+        return True
+    return Membership.objects.filter(user=user, role=Role.LEAD).exists()
 
 
 def pair_may_view(user, pair: Pair, *, role: Role | None = None) -> bool:

@@ -136,15 +136,6 @@ def queue_candidates(project: Project, user, *, gold: bool) -> QuerySet[Pair]:
 # --- leads' pages ----------------------------------------------------------------------------
 
 
-def project_may_create(user) -> bool:
-    """Staff, admins, and anyone who already leads a project may start a new one."""
-    if not user.is_authenticated:
-        return False
-    if user.is_staff or user.is_superuser:
-        return True
-    return Membership.objects.filter(user=user, role=Role.LEAD).exists()
-
-
 def project_members(project: Project) -> QuerySet[Membership]:
     """Members, leads first, with the number of annotations each submitted in the project."""
     submitted = (

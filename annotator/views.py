@@ -15,7 +15,7 @@ from annotator.leasing import (
     assignment_lease_ahead,
     assignment_lease_next,
 )
-from annotator.models import Assignment, AssignmentState, Pair, PairStatus, Project, Role
+from annotator.models import Assignment, AssignmentState, Pair, PairStatus, Project
 from annotator.revising import annotation_reopen
 from annotator.submitting import SubmitConflict
 from annotator.workspace import workspace_context
@@ -38,10 +38,10 @@ def home(request: HttpRequest) -> HttpResponse:
         project.status_counts = [
             (value, label, getattr(project, f"n_{value}")) for value, label in PairStatus.choices
         ]
-        if project.role in (Role.ANNOTATOR, Role.LEAD):
+        if access.role_may(project.role, access.Action.ANNOTATE):
             project.progress = selectors.annotator_progress(request.user, project)
             project.live = selectors.assignment_live(request.user, project)
-    context = {"projects": projects, "may_create": selectors.project_may_create(request.user)}
+    context = {"projects": projects, "may_create": access.project_may_create(request.user)}
     return render(request, "annotator/home.html", context)
 
 

@@ -4,7 +4,7 @@ from django.http import Http404
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics
 
-from annotator import selectors
+from annotator import access, selectors
 from annotator.models import PairStatus, Project, Role
 from api.serializers import ErrorSerializer, ProjectSerializer
 from review.standing import accepted_breakdown
@@ -13,7 +13,7 @@ from review.standing import accepted_breakdown
 def _status_counts(project: Project, role: Role | None) -> dict[str, int]:
     """Pairs by status; annotators get the total only: how many pairs were accepted, disputed
     or rejected is a verdict they are blind to."""
-    if role == Role.ANNOTATOR:
+    if not access.role_may(role, access.Action.SEE_VERDICTS):
         return {"pairs": project.n_pairs}
     counts = {status: getattr(project, f"n_{status}") for status in PairStatus.values}
     return {"pairs": project.n_pairs, **counts}

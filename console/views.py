@@ -69,7 +69,7 @@ def _posted(request: HttpRequest) -> QueryDict | None:
 @login_required
 def project_new(request: HttpRequest) -> HttpResponse:
     """Start a project (staff and leads of any project); its creator becomes its first lead."""
-    if not selectors.project_may_create(request.user):
+    if not access.project_may_create(request.user):
         raise PermissionDenied("only staff and project leads start projects")
     form = ProjectForm(_posted(request))
     if form.is_valid():

@@ -8,7 +8,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from annotator import access, selectors
-from annotator.models import Pair, PairStatus, Project, Role
+from annotator.models import Pair, PairStatus, Project
 from annotator.textformats import guidelines_html
 from annotator.views import viewable_pair
 from console import pairs as browser
@@ -23,9 +23,9 @@ def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "role": role,
         "total": sum(counts.values()),
         # Annotators are blind to verdicts, also counted over the project.
-        "status_counts": []
-        if role == Role.ANNOTATOR
-        else [(v, label, counts[v]) for v, label in PairStatus.choices],
+        "status_counts": [(v, label, counts[v]) for v, label in PairStatus.choices]
+        if access.role_may(role, access.Action.SEE_VERDICTS)
+        else [],
         "guidelines": guidelines_html(project.guidelines),
     }
     if access.role_may(role, access.Action.MANAGE):

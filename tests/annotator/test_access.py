@@ -18,9 +18,9 @@ ADMIN, OUTSIDER, ANONYMOUS = "admin", "outsider", "anonymous"
 # who → the actions allowed; every other action is refused.
 ALLOWED = {
     A: {Action.VIEW, Action.ANNOTATE},
-    L: {Action.VIEW, Action.ANNOTATE, Action.MANAGE, Action.READ_RELEASES},
-    R: {Action.VIEW, Action.READ_RELEASES},
-    ADMIN: {Action.VIEW, Action.ANNOTATE, Action.MANAGE, Action.READ_RELEASES},
+    L: {Action.VIEW, Action.ANNOTATE, Action.MANAGE, Action.READ_RELEASES, Action.SEE_VERDICTS},
+    R: {Action.VIEW, Action.READ_RELEASES, Action.SEE_VERDICTS},
+    ADMIN: {Action.VIEW, Action.ANNOTATE, Action.MANAGE, Action.READ_RELEASES, Action.SEE_VERDICTS},
     OUTSIDER: set(),
     ANONYMOUS: set(),
 }
@@ -115,3 +115,10 @@ def test_assignment_is_its_annotators_only(project):
     assert access.assignment_may_work(mine, assignment)
     assert not access.assignment_may_work(other, assignment)
     assert not access.assignment_may_work(AnonymousUser(), assignment)
+
+
+@pytest.mark.parametrize(
+    ("who", "may"), [(A, False), (L, True), (R, False), (ADMIN, True), (ANONYMOUS, False)]
+)
+def test_who_may_start_a_project(project, who, may):
+    assert access.project_may_create(_user(project, who)) is may
