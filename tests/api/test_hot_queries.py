@@ -3,8 +3,8 @@
 Each figure counts every statement the request sends, as a real client causes it: token
 authentication (not force_authenticate), the view, the services, savepoints, and the review work
 that runs in the request when no broker is configured (on-commit callbacks executed). Issue #17
-lowered them (next 19 → 9, resume 7 → 4; bench/profile_hot.py lists the SQL): an optimisation must
-lower them here, and nothing may raise them unnoticed.
+lowered them (next 19 → 9, resume 7 → 4, submit 13 → 10 and 27 → 19; bench/profile_hot.py
+lists the SQL): an optimisation must lower them here, and nothing may raise them unnoticed.
 """
 
 from __future__ import annotations
@@ -113,9 +113,10 @@ def test_submit_first_of_two(
     make_pair(project)  # the project's overlap is 2: no agreement yet
     assignment_id = _next(client_1).json()["assignment"]["id"]
 
-    # token; key lookup; savepoint; lock; renew; annotation; changes; state; count + read
-    # back; event; release; the changes again for the response body
-    with django_assert_num_queries(13), django_capture_on_commit_callbacks(execute=True):
+    # token; key lookup; savepoint; lock; annotation; changes; state; count (UPDATE …
+    # RETURNING); event; release. The live lease is not renewed; the body shows the changes
+    # just inserted without reading them back.
+    with django_assert_num_queries(10), django_capture_on_commit_callbacks(execute=True):
         response = _submit(client_1, assignment_id, "first")
 
     assert response.status_code == 201
@@ -131,9 +132,10 @@ def test_submit_completing_the_pair_runs_the_agreement_in_the_request(
     _submit(other, _next(other).json()["assignment"]["id"], "other")
     assignment_id = _next(client_1).json()["assignment"]["id"]
 
-    # the 13 above + the agreement, eager without a broker: pair, annotations, changes,
-    # update_or_create (6), resolution, pair status, event, and its own savepoint pair
-    with django_assert_num_queries(27), django_capture_on_commit_callbacks(execute=True):
+    # the 10 above + the agreement, eager without a broker: pair, annotations, changes,
+    # the agreement (one INSERT … ON CONFLICT), resolution, pair status, event, and its own
+    # savepoint pair
+    with django_assert_num_queries(19), django_capture_on_commit_callbacks(execute=True):
         response = _submit(client_1, assignment_id, "second")
 
     assert response.status_code == 201
