@@ -6,7 +6,6 @@ that reports each bad line by its number, so the message points at what to fix.
 
 from __future__ import annotations
 
-import json
 import zipfile
 from pathlib import PurePosixPath
 
@@ -39,6 +38,7 @@ from annotator.textformats import (
     vocabulary_parse,
 )
 from annotator.uploads import MAX_MANIFEST_BYTES, ImportFormat
+from pairdiff import strictjson
 from pairdiff.manifest import MAX_ID_LENGTH, MAX_INSTRUCTION_LENGTH
 from pairdiff.taxonomy import PRESETS, preset_categories
 from pairdiff.vlm.judge import DEFAULT_QUESTIONS
@@ -480,9 +480,9 @@ class PairForm(forms.Form):
         if not text:
             return {}
         try:
-            value = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValidationError(f"Not valid JSON: {exc.msg} (line {exc.lineno}).") from exc
+            value = strictjson.loads(text)
+        except strictjson.JSONRejected as exc:
+            raise ValidationError(f"Not usable JSON: {exc}.") from exc
         if not isinstance(value, dict):
             raise ValidationError("Metadata must be a JSON object: {…}.")
         return value

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from django.db import IntegrityError
+from django.db import DatabaseError, IntegrityError
 
 from annotator.jobs import job_finish, job_progress, job_start
 from annotator.models import Job, JobStatus, Project
@@ -21,10 +22,12 @@ from annotator.services import (
     pair_find_duplicate,
     pairs_store,
 )
+from config.middleware import DB_UNAVAILABLE
 from pairdiff.images import ImageRejected
 from pairdiff.manifest import ManifestRow, ManifestUnusable, RowError, parse_manifest
 from pairdiff.sources import ImageSource, SourceError, open_source
 
+log = logging.getLogger(__name__)
 BATCH_SIZE = 25  # rows whose image bytes are held in memory at once
 CHECK_THREADS = min(4, os.cpu_count() or 1)
 Progress = Callable[[int, int], None]
@@ -122,7 +125,7 @@ def import_batches(
             status=JobStatus.FAILED,
             result=report.as_result(),
             errors=report.errors_as_json(),
-            message=f"stopped: {exc!r}",
+            message=_stopped(exc, report),
         )
         raise
     report.errors.sort(key=lambda e: e.line)
@@ -134,6 +137,18 @@ def import_batches(
         message=summary(report),
     )
     return report
+
+
+def _stopped(exc: BaseException, report: ImportReport) -> str:
+    """Why the job stopped, in words; never a database's own message (it names tables, columns
+    and values), which is logged instead."""
+    kept = f"{len(report.imported)} pairs imported before it stopped are kept"
+    if isinstance(exc, DB_UNAVAILABLE):
+        return f"stopped: the database became unreachable; {kept}; import the manifest again"
+    if isinstance(exc, DatabaseError):
+        log.warning("an import stopped by the database: %r", exc)
+        return f"stopped: the database refused a write (logged); {kept}"
+    return f"stopped: {exc!r}; {kept}"
 
 
 def _summary(report: ImportReport) -> str:
@@ -208,20 +223,30 @@ def _store_batch(
         return
     try:
         pairs = pairs_store(project=project, checked=[c for _, c in batch], actor=actor, job=job)
-    except IntegrityError:
-        # Another import stored one of these pairs meanwhile: retry row by row so only the
-        # conflicting rows are reported and the rest of the batch still lands.
+    except DB_UNAVAILABLE:
+        raise  # the database is gone, not a row: the job fails and says so
+    except DatabaseError:
+        # Another import stored one of these pairs meanwhile, or the database refused one row's
+        # values: retry row by row so only those rows are reported and the rest still lands.
         for row, checked in batch:
             try:
                 pair = pairs_store(project=project, checked=[checked], actor=actor, job=job)[0]
-            except IntegrityError:
-                report.errors.append(
-                    RowError(row.line, row.external_id, "duplicate of a pair imported meanwhile")
-                )
+            except DB_UNAVAILABLE:
+                raise
+            except DatabaseError as exc:
+                report.errors.append(RowError(row.line, row.external_id, _refusal(exc)))
             else:
                 report.imported.append((row.line, pair.pk))
         return
     report.imported.extend((row.line, pair.pk) for (row, _), pair in zip(batch, pairs, strict=True))
+
+
+def _refusal(exc: DatabaseError) -> str:
+    """The reason in words, never the database's own message (it names tables and values)."""
+    if isinstance(exc, IntegrityError):
+        return "duplicate of a pair imported meanwhile"
+    log.warning("import row refused by the database: %r", exc)
+    return "the database refused a value of this row (its text or metadata); fix and import again"
 
 
 def read_manifest(path: Path) -> bytes:

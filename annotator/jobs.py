@@ -69,3 +69,11 @@ def job_finish(
     if status == JobStatus.SUCCEEDED:
         job.done = job.total
     job.save(update_fields=["status", "result", "errors", "message", "finished_at", "done"])
+
+
+def job_fail_if_running(job: Job, message: str) -> bool:
+    """Fail the job unless it already ended (its own code failed it with a better message)."""
+    failed = Job.objects.filter(pk=job.pk, status__in=[JobStatus.QUEUED, JobStatus.RUNNING]).update(
+        status=JobStatus.FAILED, message=message, finished_at=timezone.now()
+    )
+    return bool(failed)

@@ -12,6 +12,7 @@ import random
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
@@ -24,8 +25,9 @@ from annotator.models import (
     PairEvent,
     PairStatus,
     Project,
+    Role,
 )
-from annotator.selectors import assignment_live, queue_candidates
+from annotator.selectors import assignment_live, project_role, queue_candidates
 
 _ATTEMPTS = 8  # candidates tried when concurrent callers keep winning the same pair
 
@@ -254,9 +256,24 @@ def assignments_expire(*, now: datetime | None = None) -> int:
     return len(expired)
 
 
-@transaction.atomic
+def assignment_check_member(*, assignment: Assignment, user) -> None:
+    """PermissionDenied unless the user still annotates in the assignment's project: a member
+    removed (or made a researcher) while holding a lease must not go on drafting, submitting or
+    skipping on it. An assignment read with its `member_role` annotated (the caller's
+    Membership.role, see submitting._locked) is checked without another query."""
+    if hasattr(assignment, "member_role"):
+        role = Role.LEAD if user.is_superuser else assignment.member_role
+    else:
+        role = project_role(user, assignment.pair.project)
+    if role not in (Role.ANNOTATOR, Role.LEAD):
+        raise PermissionDenied("you are no longer an annotator of this project")
+
+
+@transaction.atomic  # the row lock below needs a transaction (PostgreSQL refuses it outside)
 def assignment_skip(*, assignment: Assignment, user, reason: str = "") -> Assignment:
-    """The annotator passes on a pair; it goes back to the pool for others, never to them."""
+    """The annotator passes on a pair; it goes back to the pool for others, never to them.
+    PermissionDenied when the user is no longer a member who annotates."""
+    assignment_check_member(assignment=assignment, user=user)
     assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
     if assignment.state == AssignmentState.SUBMITTED:
         raise ValueError("this pair was already submitted")

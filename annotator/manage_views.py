@@ -16,6 +16,7 @@ from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.html import format_html
+from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
 from annotator import selectors
@@ -42,6 +43,7 @@ from annotator.screening import project_screen
 from annotator.services import PairRejected, pair_create
 from annotator.synthesis import SynthesisUnusable, synthesis_queue
 from annotator.textformats import guidelines_html
+from annotator.upload_limits import ImageSizeLimit, image_size_errors, image_size_limit
 from annotator.uploads import ImportFormat, import_queue
 from review.services import agreements_recompute_queue
 
@@ -271,13 +273,24 @@ def _labelstudio_preview(request: HttpRequest, project: Project, token: str) -> 
     return render(request, "annotator/manage/labelstudio_preview.html", context, status=status)
 
 
+@csrf_exempt  # the CSRF check reads the body: it runs below, once the size limit is in place
 @require_POST
 @login_required
 def upload_pair(request: HttpRequest, slug: str) -> HttpResponse:
-    """One pair from two image files, checked and stored at once."""
+    """One pair from two image files, checked and stored at once; an image over the size limit
+    is refused while it streams in."""
+    limit = image_size_limit(request)
+    return _upload_pair(request, slug, limit)
+
+
+@csrf_protect
+def _upload_pair(request: HttpRequest, slug: str, limit: ImageSizeLimit) -> HttpResponse:
     project = _lead_project(request, slug)
     form = PairForm(request.POST, request.FILES, project=project)
-    if form.is_valid():
+    too_large = image_size_errors(limit, request.FILES)
+    for field, message in too_large.items():  # instead of "required" for a file skipped
+        form.errors[field] = form.error_class([message])
+    if not too_large and form.is_valid():
         try:
             pair = pair_create(project=project, pair_input=form.pair_input(), actor=request.user)
         except PairRejected as exc:

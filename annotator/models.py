@@ -359,7 +359,9 @@ class Annotation(models.Model):
     tier = models.CharField(max_length=16, choices=Tier.choices)
     defects = models.JSONField(default=list, blank=True)
     time_spent_ms = models.PositiveIntegerField(default=0)
-    idempotency_key = models.CharField(max_length=100, blank=True)
+    # The SHA-256 of the client's whole Idempotency-Key (annotator.submitting.key_digest): keys
+    # cut to a length collided, and a repeat then answered with another submission's result.
+    idempotency_key = models.CharField(max_length=64, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

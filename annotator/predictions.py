@@ -66,7 +66,7 @@ def _import_row(project: Project, line: str) -> None:
     ):
         raise ValueError("confidence: a number from 0 to 1")
     flags = row.get("flags", [])
-    if not isinstance(flags, list) or not set(flags) <= set(FLAGS):
+    if not isinstance(flags, list) or not all(isinstance(f, str) and f in FLAGS for f in flags):
         raise ValueError(f"flags: a list of {', '.join(FLAGS)}")
     try:
         # A prediction may propose nothing, so it is checked as a "fair" answer.

@@ -14,6 +14,7 @@ from django.db import transaction
 from django.utils.text import slugify
 
 from annotator.models import Job, Membership, Pair, PairEvent, Preset, Project, Role
+from pairdiff import strictjson
 from pairdiff.images import ImageInfo, ImageLimits, ImageRejected, inspect_with_thumbnail
 from pairdiff.taxonomy import preset_categories
 
@@ -104,6 +105,7 @@ def user_ensure(*, username: str, password: str | None = None):
 
 def pair_check(*, project: Project, pair_input: PairInput) -> CheckedPair:
     """Validate both images and the fields of one pair; raises PairRejected. No writes."""
+    _check_storable(pair_input)
     if pair_input.category and pair_input.category not in project.category_slugs:
         raise PairRejected(
             f"category {pair_input.category!r} is not in the project's taxonomy "
@@ -118,6 +120,21 @@ def pair_check(*, project: Project, pair_input: PairInput) -> CheckedPair:
             raise PairRejected(f"{side}: {exc}") from exc
     (info_a, thumb_a), (info_b, thumb_b) = checked
     return CheckedPair(pair_input, info_a, info_b, thumb_a, thumb_b)
+
+
+def _check_storable(pair_input: PairInput) -> None:
+    """Text and metadata every database can hold: no NUL or lone surrogate, finite numbers
+    within 64 bits. One such value in a batch used to fail the whole batch's INSERT."""
+    fields = {
+        "external_id": pair_input.external_id,
+        "instruction": pair_input.instruction,
+        "category": pair_input.category,
+        "metadata": pair_input.metadata,
+    }
+    try:
+        strictjson.check(fields)
+    except strictjson.JSONRejected as exc:
+        raise PairRejected(str(exc)) from None
 
 
 def pair_find_duplicate(*, project: Project, checked: CheckedPair) -> Pair | None:

@@ -3,22 +3,24 @@ drafts are kept as sent, and a submission is stored once however often it is rep
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import F
+from django.db.models import F, OuterRef, Subquery
 from django.utils import timezone
 
-from annotator.leasing import LeaseLost, assignment_renew
+from annotator.leasing import LeaseLost, assignment_check_member, assignment_renew
 from annotator.models import (
     Annotation,
     Assignment,
     AssignmentState,
     Change,
     Defect,
+    Membership,
     Pair,
     PairEvent,
     Tier,
@@ -56,12 +58,18 @@ def answer_rules(pair: Pair) -> AnswerRules:
 
 
 def _locked(assignment_id: int, user) -> Assignment:
-    """The caller's own assignment, row-locked; DoesNotExist for anyone else's."""
-    return (
+    """The caller's own assignment, row-locked; DoesNotExist for anyone else's, PermissionDenied
+    when the caller is no longer a member who annotates in its project."""
+    # The caller's role comes with the row: the membership check costs no extra round trip.
+    membership = Membership.objects.filter(project=OuterRef("pair__project"), user_id=user.pk)
+    assignment = (
         Assignment.objects.select_for_update(of=("self",))
         .select_related("pair__project")
+        .annotate(member_role=Subquery(membership.values("role")[:1]))
         .get(pk=assignment_id, annotator=user)
     )
+    assignment_check_member(assignment=assignment, user=user)
+    return assignment
 
 
 def assignment_draft_save(*, assignment_id: int, user, draft: object) -> DraftSaved:
@@ -93,7 +101,7 @@ def annotation_submit(
     A repeat with the same idempotency key returns the first result, also when two arrive at
     once. Raises AnswerInvalid (field errors), SubmitConflict, or Assignment.DoesNotExist.
     """
-    key = idempotency_key.strip()[:100]
+    key = key_digest(idempotency_key)
     if key:
         earlier = _by_key(user, key, assignment_id)
         if earlier is not None:
@@ -106,6 +114,15 @@ def annotation_submit(
         if earlier is None:
             raise SubmitConflict("already_submitted", "this pair was already submitted") from None
         return earlier, False
+
+
+def key_digest(idempotency_key: str) -> str:
+    """What is stored of an Idempotency-Key: the SHA-256 of all of it ("" for none). Any length
+    fits, and two keys that share their first 100 characters are two keys."""
+    key = idempotency_key.strip()
+    if not key:
+        return ""
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _by_key(user, key: str, assignment_id: int) -> Annotation | None:

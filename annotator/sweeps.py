@@ -10,6 +10,7 @@ import logging
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.core.files.storage import default_storage
 from django.db.models import QuerySet
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -72,8 +73,48 @@ def jobs_fail_stale(*, now: datetime | None = None) -> list[int]:
             pk=job.pk, status=JobStatus.RUNNING, heartbeat_at=job.heartbeat_at
         ).update(status=JobStatus.FAILED, message=message, finished_at=now):
             log.warning("job %s failed as stale: %s", job.pk, message)
+            import_files_delete(job)
             failed.append(job.pk)
     return failed
+
+
+def jobs_fail_unstarted(*, now: datetime | None = None) -> list[int]:
+    """Without a broker: fail the jobs still queued DIFFMARK_STALE_JOB_MINUTES after they were
+    made. Their work was to run in the request that made them, which died first; sending them
+    again would run an import inside whatever request runs the sweep. Release builds are left
+    to their page's "build again"."""
+    now = now or timezone.now()
+    cutoff = now - timedelta(minutes=settings.DIFFMARK_STALE_JOB_MINUTES)
+    message = (
+        "stopped: the process that was to run it ended before it started (no background "
+        "worker is configured); start it again"
+    )
+    waiting = Job.objects.filter(status=JobStatus.QUEUED, created_at__lt=cutoff).exclude(
+        kind=JobKind.RELEASE
+    )
+    failed = []
+    for job in waiting.order_by("pk")[:BATCH]:
+        if Job.objects.filter(pk=job.pk, status=JobStatus.QUEUED).update(
+            status=JobStatus.FAILED, message=message, finished_at=now
+        ):
+            import_files_delete(job)
+            failed.append(job.pk)
+    return failed
+
+
+def import_files_delete(job: Job) -> None:
+    """Delete the files an import was uploaded with (manifest and zip): they are read once, and
+    a 20 GB zip kept for every import fills the disk. Safe to call twice, and for any job."""
+    if job.kind != JobKind.IMPORT:
+        return
+    for key in ("manifest", "images"):
+        name = job.params.get(key)
+        if not name:
+            continue
+        try:
+            default_storage.delete(name)
+        except Exception:  # the job's outcome stands either way; the file is only space
+            log.warning("could not delete %s of import job %s", name, job.pk, exc_info=True)
 
 
 def jobs_resend_queued(*, now: datetime | None = None) -> list[int]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import tempfile
 from pathlib import Path
 
@@ -11,14 +12,21 @@ from django.core.files.storage import default_storage
 from django.db import OperationalError
 
 from annotator.importing import ImportUnusable, pairs_import
-from annotator.jobs import job_claim
+from annotator.jobs import job_claim, job_fail_if_running
 from annotator.labelstudio import labelstudio_import
 from annotator.labelstudio_plan import LSInput
 from annotator.models import Job, JobStatus
 from annotator.preannotation import preannotate_run
 from annotator.priorities import queue_priorities_refresh_all
-from annotator.sweeps import jobs_fail_stale, jobs_resend_queued, leases_expire
+from annotator.sweeps import (
+    import_files_delete,
+    jobs_fail_stale,
+    jobs_resend_queued,
+    leases_expire,
+)
 from annotator.synthesis import SynthesisUnusable, synthesis_options, synthesis_run
+
+log = logging.getLogger(__name__)
 
 
 @shared_task(acks_late=True)
@@ -27,6 +35,20 @@ def import_pairs_job(job_id: int) -> dict | None:
     job = Job.objects.select_related("project", "created_by").get(pk=job_id)
     if not job_claim(job):
         return job.result  # another delivery has it, or it ran (a redelivered or re-sent message)
+    try:
+        _import(job)
+    except Exception:
+        # The job says what happened (import_batches failed it); with no broker this runs in
+        # the web request, which must still answer with the job rather than a 500.
+        log.exception("import job %s stopped", job.pk)
+        job_fail_if_running(job, "stopped: an unexpected error (logged); import the manifest again")
+    finally:
+        import_files_delete(job)  # the upload is not kept once it was read, whatever happened
+    job.refresh_from_db()
+    return job.result
+
+
+def _import(job: Job) -> None:
     manifest_name = job.params["manifest"]
     with default_storage.open(manifest_name, "rb") as handle:
         manifest = handle.read()
@@ -59,8 +81,6 @@ def import_pairs_job(job_id: int) -> dict | None:
                     job=job,
                     actor=job.created_by,
                 )
-    job.refresh_from_db()
-    return job.result
 
 
 def _stored(name: str | None) -> bytes | None:

@@ -12,7 +12,11 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import push_url
 
 from annotator import selectors
-from annotator.leasing import assignment_lease_ahead, assignment_lease_next
+from annotator.leasing import (
+    assignment_check_member,
+    assignment_lease_ahead,
+    assignment_lease_next,
+)
 from annotator.models import Assignment, AssignmentState, Pair, PairStatus, Project, Role
 from annotator.revising import annotation_reopen
 from annotator.submitting import SubmitConflict
@@ -106,6 +110,7 @@ def workspace(request: HttpRequest, pk: int) -> HttpResponse:
     assignment = get_object_or_404(
         Assignment.objects.select_related("pair__project"), pk=pk, annotator=request.user
     )
+    assignment_check_member(assignment=assignment, user=request.user)
     if assignment.state not in (AssignmentState.LEASED, AssignmentState.EXPIRED):
         messages.info(request, "That pair is done; here is your next one.")
         return redirect("annotator:home")
@@ -133,7 +138,10 @@ def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "project": project,
         "role": role,
         "total": sum(counts.values()),
-        "status_counts": [(v, label, counts[v]) for v, label in PairStatus.choices],
+        # Annotators are blind to verdicts, also counted over the project.
+        "status_counts": []
+        if role == Role.ANNOTATOR
+        else [(v, label, counts[v]) for v, label in PairStatus.choices],
         "guidelines": guidelines_html(project.guidelines),
     }
     if role == Role.LEAD:
@@ -190,6 +198,9 @@ def pair_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "pair": pair,
         "project": pair.project,
         "role": role,
+        # Annotators see the images and the instruction only: never the pair's verdict, its
+        # category hint (on a gold pair: the answer) or the metadata of the edit that made B.
+        "is_lead": is_lead,
         "gold": gold,
         "gold_changes": [
             c | {"category_name": pair.project.category_name(c.get("category", ""))}

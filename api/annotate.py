@@ -6,7 +6,7 @@ from django.db.models import OuterRef, Subquery
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import status
+from rest_framework import serializers, status
 from rest_framework.decorators import api_view
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -116,14 +116,22 @@ def submit(request: Request, pk: int) -> Response:
     return Response(SubmitResultSerializer({"annotation": annotation}).data, status=code)
 
 
-@extend_schema(request=None, responses={204: None, **ERRORS})
+class SkipSerializer(serializers.Serializer):
+    reason = serializers.CharField(required=False, allow_blank=True, max_length=500)
+
+
+@extend_schema(request=SkipSerializer, responses={204: None, **ERRORS})
 @api_view(["POST"])
 def skip(request: Request, pk: int) -> Response:
     """Pass on the pair: it goes back to the pool for others, never to the caller."""
-    assignment = get_object_or_404(Assignment, pk=pk, annotator=request.user)
+    assignment = get_object_or_404(
+        Assignment.objects.select_related("pair__project"), pk=pk, annotator=request.user
+    )
+    body = SkipSerializer(data=request.data)
+    body.is_valid(raise_exception=True)
     try:
         assignment_skip(
-            assignment=assignment, user=request.user, reason=str(request.data.get("reason", ""))
+            assignment=assignment, user=request.user, reason=body.validated_data.get("reason", "")
         )
     except ValueError as exc:
         return error_response("already_submitted", str(exc), status.HTTP_409_CONFLICT)

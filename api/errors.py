@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from django.core.exceptions import ObjectDoesNotExist
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.views import defaults
 from rest_framework import exceptions, status
@@ -45,6 +46,8 @@ def handle_exception(exc, context):
         return resp
     if isinstance(exc, ObjectDoesNotExist | Http404):
         exc = exceptions.NotFound()
+    if isinstance(exc, DjangoPermissionDenied):  # raised by a service: its words, DRF's code
+        exc = exceptions.PermissionDenied(str(exc) or None)
     response = exception_handler(exc, context)
     if response is None:
         return None

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -22,13 +20,15 @@ from annotator.labelstudio_upload import (
     labelstudio_stage,
 )
 from annotator.models import Job, Pair, PairStatus, Project, Role
-from annotator.selectors import project_pairs, project_role
+from annotator.selectors import job_may_view, project_pairs, project_role
 from annotator.services import PairInput, PairRejected, pair_create
+from annotator.upload_limits import ImageSizeLimit, image_size_errors, image_size_limit
 from annotator.uploads import ImportFormat, import_queue
 from api.annotate import ERRORS
 from api.errors import error_response
 from api.pagination import PAGE, paginated
-from api.parsers import MultiPartParser, contains_nul, query_text
+from api.parsers import MultiPartParser, query_text
+from api.serializers import StrictJSONField
 
 
 class PairSerializer(serializers.ModelSerializer):
@@ -85,18 +85,11 @@ class PairUploadSerializer(serializers.Serializer):
     external_id = serializers.CharField(required=False, allow_blank=True, max_length=200)
     instruction = serializers.CharField(required=False, allow_blank=True, max_length=2000)
     category = serializers.CharField(required=False, allow_blank=True, max_length=64)
-    metadata = serializers.JSONField(required=False, help_text="a JSON object")
+    metadata = StrictJSONField(required=False, help_text="a JSON object")
 
     def validate_metadata(self, value):
-        if isinstance(value, str):
-            try:
-                value = json.loads(value)
-            except ValueError:
-                raise serializers.ValidationError("metadata must be a JSON object") from None
         if not isinstance(value, dict):
             raise serializers.ValidationError("metadata must be a JSON object")
-        if contains_nul(value):  # "\u0000" inside the JSON text: jsonb refuses it (a 500)
-            raise serializers.ValidationError("metadata may not contain NUL characters")
         return value
 
 
@@ -193,11 +186,12 @@ def lead_project(request: Request, slug: str) -> Project | Response:
 @parser_classes([MultiPartParser])
 def project_pairs_view(request: Request, slug: str) -> Response:
     """List a project's pairs (filters: status, category, gold) or upload one pair."""
+    limit = image_size_limit(request._request) if request.method == "POST" else None
     project = lead_project(request, slug)
     if isinstance(project, Response):
         return project
-    if request.method == "POST":
-        return _upload(request, project)
+    if limit is not None:
+        return _upload(request, project, limit)
     pairs = project_pairs(project, status=query_text(request, "status"))
     pairs = pairs.select_related("agreement")
     if category := query_text(request, "category"):
@@ -209,7 +203,11 @@ def project_pairs_view(request: Request, slug: str) -> Response:
     return paginator.get_paginated_response(PairSerializer(page, many=True).data)
 
 
-def _upload(request: Request, project: Project) -> Response:
+def _upload(request: Request, project: Project, limit: ImageSizeLimit) -> Response:
+    too_large = image_size_errors(limit, request.FILES)
+    if too_large:  # checked before anything reads a file (a 200 MB one cost 200 MB of memory)
+        fields = {field: [message] for field, message in too_large.items()}
+        return error_response("invalid", next(iter(too_large.values())), 400, fields)
     upload = PairUploadSerializer(data=request.data)
     upload.is_valid(raise_exception=True)
     data = upload.validated_data
@@ -324,9 +322,8 @@ def _part_of(message: str) -> str:
 def job_detail(request: Request, pk: int) -> Response:
     """Status, progress and per-item errors of a background job (its project's leads)."""
     job = get_object_or_404(Job.objects.select_related("project"), pk=pk)
-    allowed = job.created_by_id == request.user.pk or (
-        job.project is not None and project_role(request.user, job.project) == Role.LEAD
-    )
-    if not allowed:
+    # The page's rule: a project's jobs are its current leads' (a lead removed since the job
+    # started no longer reads its report); a job without a project is its creator's.
+    if not job_may_view(request.user, job):
         return error_response("not_found", "no such job", status.HTTP_404_NOT_FOUND)
     return Response(JobSerializer(job).data)

@@ -1,15 +1,20 @@
-"""Request parsers and a query reader that refuse NUL characters at the door.
+"""Request parsers and a query reader that refuse, at the door, what no database can store.
 
 PostgreSQL stores no NUL in text or jsonb: one that got through (a draft, a description, a
 filter) failed deep in a service as a DataError, a 500, on PostgreSQL only. DRF's CharField
 refuses NUL already; these cover what no serializer field sees (raw JSON bodies, query params).
+JSON bodies are read by pairdiff.strictjson: NaN, 1e309, lone surrogates, integers past 64 bits
+and nesting past 64 levels are a 400 naming the field, never a 500 somewhere later.
 """
 
 from __future__ import annotations
 
+from django.conf import settings
 from rest_framework import parsers
 from rest_framework.exceptions import ParseError, ValidationError
 from rest_framework.request import Request
+
+from pairdiff import strictjson
 
 NUL_MESSAGE = "text may not contain NUL (\\u0000) characters"
 
@@ -32,12 +37,25 @@ def query_text(request: Request, name: str) -> str:
     return value
 
 
+def json_rejected(exc: strictjson.JSONRejected) -> Exception:
+    """The DRF error for a refused JSON value: a field error when it has a path."""
+    if exc.path:
+        return ValidationError({exc.path: [exc.message]})
+    return ParseError(exc.message)
+
+
 class JSONParser(parsers.JSONParser):
     def parse(self, stream, media_type=None, parser_context=None):
-        data = super().parse(stream, media_type, parser_context)
-        if contains_nul(data):
-            raise ParseError(NUL_MESSAGE)
-        return data
+        encoding = (parser_context or {}).get("encoding", settings.DEFAULT_CHARSET)
+        raw = stream.read() if stream is not None else b""
+        try:
+            text = raw.decode(encoding)
+        except (UnicodeDecodeError, LookupError):
+            raise ParseError(f"the body is not {encoding} text") from None
+        try:
+            return strictjson.loads(text)
+        except strictjson.JSONRejected as exc:
+            raise json_rejected(exc) from None
 
 
 class FormParser(parsers.FormParser):

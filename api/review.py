@@ -16,6 +16,7 @@ from api.annotate import ERRORS
 from api.errors import error_response
 from api.pagination import PAGE, paginated
 from api.parsers import query_text
+from api.serializers import StrictJSONField
 from pairdiff.answers import AnswerInvalid
 from review.adjudication import resolution_json
 from review.models import Decision
@@ -39,7 +40,7 @@ class DisputeSerializer(serializers.Serializer):
 
 class ResolutionRequestSerializer(serializers.Serializer):
     decision = serializers.ChoiceField(choices=Decision.choices)
-    answer = serializers.JSONField(required=False, help_text='{"changes": [...]} for merge')
+    answer = StrictJSONField(required=False, help_text='{"changes": [...]} for merge')
     reason = serializers.CharField(required=False, allow_blank=True, max_length=500)
     comment = serializers.CharField(required=False, allow_blank=True, max_length=5000)
 

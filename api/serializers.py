@@ -3,11 +3,27 @@
 from rest_framework import serializers
 
 from annotator.models import Defect, Project, Tier
+from pairdiff import strictjson
 
 
 def _boxes() -> serializers.ListField:
     box = serializers.ListField(child=serializers.IntegerField(), min_length=4, max_length=4)
     return serializers.ListField(child=box, help_text="[[x1, y1, x2, y2], …]; [] = absent side")
+
+
+class StrictJSONField(serializers.JSONField):
+    """DRF's JSONField reads a form field's text with json.loads, which recurses until Python
+    gives up (a 500 at 10,000 levels) and keeps NaN, 1e309 and lone surrogates; this one reads
+    it with pairdiff.strictjson, and checks a value a JSON body already decoded the same way."""
+
+    def to_internal_value(self, data):
+        try:
+            if isinstance(data, str):
+                return strictjson.loads(data)
+            strictjson.check(data)
+        except strictjson.JSONRejected as exc:
+            raise serializers.ValidationError(str(exc)) from None
+        return data
 
 
 class ProjectSerializer(serializers.ModelSerializer):

@@ -5,12 +5,16 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import generics
 
 from annotator import selectors
-from annotator.models import PairStatus, Project
+from annotator.models import PairStatus, Project, Role
 from api.serializers import ErrorSerializer, ProjectSerializer
 from review.standing import accepted_breakdown
 
 
-def _status_counts(project: Project) -> dict[str, int]:
+def _status_counts(project: Project, role: Role | None) -> dict[str, int]:
+    """Pairs by status; annotators get the total only: how many pairs were accepted, disputed
+    or rejected is a verdict they are blind to."""
+    if role == Role.ANNOTATOR:
+        return {"pairs": project.n_pairs}
     counts = {status: getattr(project, f"n_{status}") for status in PairStatus.values}
     return {"pairs": project.n_pairs, **counts}
 
@@ -24,9 +28,10 @@ class _ProjectMixin:
 
     def get_serializer_context(self):
         context = super().get_serializer_context()
+        roles = selectors.roles_by_project(self.request.user)
         return context | {
-            "roles": selectors.roles_by_project(self.request.user),
-            "counts": _status_counts,
+            "roles": roles,
+            "counts": lambda project: _status_counts(project, roles.get(project.pk)),
         }
 
 
@@ -42,7 +47,8 @@ class ProjectDetail(_ProjectMixin, generics.RetrieveAPIView):
 
     def retrieve(self, request, *args, **kwargs):
         response = super().retrieve(request, *args, **kwargs)
-        response.data["counts"]["accepted_by"] = accepted_breakdown(self.get_object())
+        if response.data["role"] != Role.ANNOTATOR:
+            response.data["counts"]["accepted_by"] = accepted_breakdown(self.get_object())
         return response
 
     def get_object(self):

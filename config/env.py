@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from urllib.parse import urlsplit, urlunsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -41,3 +42,17 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None:
         return default
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def redis_neighbour_db(url: str) -> str:
+    """The same Redis as ``url`` in the next database (15 goes back to 14); "" unless ``url`` is
+    a redis:// or rediss:// URL. The broker's database keeps the broker's data alone."""
+    if not url.startswith(("redis://", "rediss://")):
+        return ""
+    parts = urlsplit(url)
+    number = parts.path.strip("/") or "0"
+    if not number.isdigit():
+        raise ImproperlyConfigured("CELERY_BROKER_URL names a Redis database that is not a number")
+    db = int(number)
+    neighbour = db + 1 if db < 15 else db - 1
+    return urlunsplit(parts._replace(path=f"/{neighbour}"))

@@ -11,7 +11,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import env_bool, env_int, env_list, env_str
+from config.env import env_bool, env_int, env_list, env_str, redis_neighbour_db
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("DIFFMARK_VAR_DIR", str(BASE_DIR / "var")))
@@ -45,15 +45,19 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "config.middleware.SecurityHeadersMiddleware",  # CSP and Permissions-Policy
     "config.middleware.DatabaseUnavailableMiddleware",  # 503 + Retry-After, not a 500 page
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "config.middleware.RefuseNulMiddleware",  # ?q=%00: a 400, not a DataError deep in a query
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # No broker: the sweeps that beat would run ride on a request now and then (review.maintenance).
+    "review.maintenance.SweepWithoutWorkerMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -174,6 +178,9 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 DIFFMARK_SWEEP_SECONDS = env_int("DIFFMARK_SWEEP_SECONDS", 300)
 DIFFMARK_RESEND_AFTER_MINUTES = env_int("DIFFMARK_RESEND_AFTER_MINUTES", 10)
 DIFFMARK_STALE_JOB_MINUTES = env_int("DIFFMARK_STALE_JOB_MINUTES", 30)
+# Without a broker, a request every DIFFMARK_SWEEP_SECONDS runs the failing sweeps (on by default;
+# `manage.py sweep` from cron does all of them).
+DIFFMARK_SWEEP_ON_REQUEST = env_bool("DIFFMARK_SWEEP_ON_REQUEST", True)
 # A sweep that waited longer than its period is dropped: the next one does the same work.
 CELERY_BEAT_SCHEDULE = {
     name: {"task": task, "schedule": float(every), "options": {"expires": float(every)}}
@@ -202,11 +209,14 @@ DIFFMARK_BERTSCORE_MODEL = env_str("DIFFMARK_BERTSCORE_MODEL")
 DIFFMARK_BERTSCORE_LAYERS = env_int("DIFFMARK_BERTSCORE_LAYERS", 17)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 
-# The cache holds the log-in and token rate limits (accounts.throttle, DRF throttles). The
-# default is per process: with several gunicorn workers each would count on its own and the
-# limits would multiply, so production points DIFFMARK_CACHE_URL at Redis (a database other
-# than the broker's: clearing the cache must never drop queued tasks).
-DIFFMARK_CACHE_URL = env_str("DIFFMARK_CACHE_URL")
+# The cache holds the log-in and token rate limits (accounts.throttle, DRF throttles). A
+# per-process cache would let every gunicorn worker count on its own and the limits multiply,
+# so whenever Redis is configured the cache lives there: DIFFMARK_CACHE_URL, or by default the
+# broker's Redis in the next database (never the broker's own: clearing the cache must never
+# drop queued tasks). Without either it is per process, and `check --deploy` says so.
+DIFFMARK_CACHE_URL = env_str("DIFFMARK_CACHE_URL") or redis_neighbour_db(
+    env_str("CELERY_BROKER_URL")
+)
 if DIFFMARK_CACHE_URL.startswith(("redis://", "rediss://", "unix://")):
     CACHES = {
         "default": {
@@ -238,6 +248,9 @@ REST_FRAMEWORK = {
     # can change on every request to escape the limit.
     "NUM_PROXIES": DIFFMARK_PROXY_COUNT,
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # JSON only: DRF's browsable HTML pages run inline scripts, which the CSP blocks; people
+    # read the API at /api/v1/docs/.
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     # DRF's three, refusing NUL characters, which PostgreSQL cannot store (api.parsers).
     "DEFAULT_PARSER_CLASSES": [
         "api.parsers.JSONParser",
@@ -267,9 +280,10 @@ SPECTACULAR_SETTINGS = {
 }
 
 # Production hardening: on whenever DEBUG is off (manage.py check --deploy is clean).
-SECURE_PROXY_SSL_HEADER = (
-    ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("DIFFMARK_BEHIND_PROXY", True) else None
-)
+# X-Forwarded-Proto is believed only when a proxy is said to be there: with none, a client
+# could write "https" itself and pass as a secure request (CSRF's referer check, secure-only
+# redirects). The proxy must set the header, overwriting what the client sent.
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if DIFFMARK_PROXY_COUNT > 0 else None
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
@@ -279,6 +293,24 @@ SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", not DEBUG)
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
+# Scripts only from this site's files (no inline script, no inline handler, no eval); styles
+# may be inline (the pages size panels with style attributes, htmx adds its indicator style);
+# images are the app's own (pairs are streamed through it, never from a bucket URL), plus the
+# data:/blob: URLs the canvas and the API docs make.
+DIFFMARK_CONTENT_SECURITY_POLICY = env_str(
+    "DIFFMARK_CONTENT_SECURITY_POLICY",
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data: blob:; font-src 'self'; connect-src 'self'; worker-src 'self' blob:; "
+    "object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'",
+)
+# Nothing here uses the camera, microphone, location or sensors; copying to the clipboard
+# (token pages) stays allowed for this site.
+DIFFMARK_PERMISSIONS_POLICY = env_str(
+    "DIFFMARK_PERMISSIONS_POLICY",
+    "accelerometer=(), autoplay=(), camera=(), display-capture=(), geolocation=(), "
+    "gyroscope=(), magnetometer=(), microphone=(), midi=(), payment=(), usb=(), "
+    "browsing-topics=()",
+)
 SESSION_COOKIE_HTTPONLY = True
 
 LOGGING = {

@@ -20,3 +20,9 @@ STATIC_ROOT = tempfile.mkdtemp(prefix="diffmark-test-static-")
 WHITENOISE_USE_FINDERS = True
 # Tasks run in-process in tests; the integration tests start a real worker and switch this off.
 CELERY_TASK_ALWAYS_EAGER = True
+# Tests that count queries must not meet a sweep riding on their request; its own tests turn it on.
+DIFFMARK_SWEEP_ON_REQUEST = False
+# CI's PostgreSQL pass sets CELERY_BROKER_URL, whose Redis would otherwise hold the cache (see
+# settings): tests clear the cache freely, so they keep one per process unless told otherwise.
+if not os.environ.get("DIFFMARK_CACHE_URL"):
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}

@@ -78,7 +78,7 @@ def parse_answer(body: object, rules: AnswerRules) -> Answer:
     if not isinstance(body, Mapping):
         raise AnswerInvalid({"": ["the answer must be a JSON object"]})
     tier = body.get("tier")
-    if tier not in rules.tiers:
+    if not isinstance(tier, str) or tier not in rules.tiers:
         errors["tier"] = [f"choose one of {', '.join(rules.tiers)}"]
     defects = _defects(body.get("defects", []), rules, errors)
     time_spent = _time_spent(body.get("time_spent_ms", 0), rules, errors)
@@ -93,7 +93,7 @@ def parse_answer(body: object, rules: AnswerRules) -> Answer:
             change = _change(raw, f"changes.{index}", rules, errors)
             if change is not None:
                 changes.append(change)
-        if not raw_changes and tier in rules.tiers_needing_change:
+        if not raw_changes and isinstance(tier, str) and tier in rules.tiers_needing_change:
             errors["changes"] = [f"a pair scored {tier} needs at least one change"]
     if errors:
         raise AnswerInvalid(errors)
@@ -133,7 +133,7 @@ def _change(raw: object, path: str, rules: AnswerRules, errors: Fields) -> Chang
         errors[path] = ["must be an object"]
         return None
     category = raw.get("category")
-    if category not in rules.categories:
+    if not isinstance(category, str) or category not in rules.categories:
         errors[f"{path}.category"] = ["choose a category of the project's taxonomy"]
     description = _text(raw, "description", rules.max_description, path, errors)
     if not description:

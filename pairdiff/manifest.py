@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+
+from pairdiff import strictjson
 
 MAX_ID_LENGTH = 200
 MAX_INSTRUCTION_LENGTH = 2000
@@ -142,11 +143,14 @@ def _jsonl_records(text: str) -> Iterator[_Record]:
         if not raw.strip():
             continue
         try:
-            value = json.loads(raw, parse_constant=_reject_constant)
-        except (ValueError, RecursionError) as exc:
-            error = _json_error(exc)
-            first_error = first_error or f"line {number}: {error}"
-            yield _Record(number, None, error)
+            value = strictjson.loads(raw)
+        except strictjson.JSONRejected as exc:
+            if exc.path:  # JSON, with a value no database column holds: this row alone is bad
+                parsed_any = True
+                yield _Record(number, None, f"{exc.path}: {exc.message}")
+                continue
+            first_error = first_error or f"line {number}: {exc.message}"
+            yield _Record(number, None, exc.message)
             continue
         parsed_any = True
         if isinstance(value, dict):
@@ -155,19 +159,6 @@ def _jsonl_records(text: str) -> Iterator[_Record]:
             yield _Record(number, None, f"line is {json_type(value)}, not a JSON object")
     if not parsed_any:
         raise ManifestUnusable(f"no line is valid JSON; is this JSON Lines? ({first_error})")
-
-
-def _reject_constant(name: str) -> object:
-    # NaN and Infinity are not JSON; PostgreSQL's jsonb refuses them later, mid-import.
-    raise ValueError(f"{name} is not allowed in JSON")
-
-
-def _json_error(exc: Exception) -> str:
-    if isinstance(exc, json.JSONDecodeError):
-        return f"invalid JSON: {exc.msg} (column {exc.colno})"
-    if isinstance(exc, RecursionError):
-        return "invalid JSON: nested too deeply"
-    return f"invalid JSON: {exc}"
 
 
 def _csv_records(text: str) -> Iterator[_Record]:

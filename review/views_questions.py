@@ -81,12 +81,22 @@ def question(request: HttpRequest, pk: int) -> HttpResponse:
     preview = next(iter(question_previews(project, Pair.objects.filter(pk=pair.pk))), None)
     if preview is None:
         raise Http404("this pair's answer has no change to ask about")
-    back = {"page": request.POST.get("page", ""), "edited": request.POST.get("edited", "")}
+    back = _back(request)
     if errors:
         row = _row(project, preview, back=back, values=values, errors=errors)
     else:
         row = _row(project, preview, back=back, saved=action)
     return _answer(request, project, row)
+
+
+def _back(request: HttpRequest) -> dict:
+    """Where the plain form returns to; anything but a page number and the edited flag is
+    dropped (20,000 characters of "page" made a redirect Django refuses after the save)."""
+    page, edited = request.POST.get("page", ""), request.POST.get("edited", "")
+    return {
+        "page": page if page.isdigit() and len(page) <= 9 else "",
+        "edited": "1" if edited == "1" else "",
+    }
 
 
 def _answer(request: HttpRequest, project: Project, row: dict) -> HttpResponse:

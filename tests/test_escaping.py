@@ -4,6 +4,8 @@ Every free-text field gets its own payload, tagged with the field's name, so a f
 field leaked, and a page that shows the field proves it was rendered (escaped), not skipped.
 """
 
+from html.parser import HTMLParser
+
 import pytest
 from django.urls import reverse
 
@@ -194,3 +196,57 @@ def test_a_quote_in_a_guidelines_link_cannot_leave_the_href():
         '<p><a href="https://x.test/&quot;onmouseover=x&gt;y" '
         'rel="nofollow noopener noreferrer">a</a></p>'
     )
+
+
+class _InlineCode(HTMLParser):
+    """Script the Content-Security-Policy would block: an inline <script> (a JSON data block is
+    not script) or an on… event-handler attribute."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        names = dict(attrs)
+        if tag == "script" and "src" not in names and names.get("type") != "application/json":
+            self.found.append(f"inline <script> at line {self.getpos()[0]}")
+        self.found += [f"{name}= on <{tag}>" for name, _ in attrs if name.startswith("on")]
+
+
+def inline_code(body: str) -> list[str]:
+    parser = _InlineCode()
+    parser.feed(body)
+    return parser.found
+
+
+@pytest.mark.parametrize(
+    ("who", "name", "target", "shown"), PAGES, ids=[f"{p[1]}:{p[2]}" for p in PAGES]
+)
+def test_pages_run_under_the_content_security_policy(client, hostile, who, name, target, shown):
+    """Every page is served with the CSP and holds no script it would block (the browser tests
+    in tests/browser run the workspace and adjudication screens under it)."""
+    client.force_login(hostile[who])
+    url = reverse(name, kwargs=_kwargs(hostile, target))
+
+    response = client.get(url)
+
+    assert "script-src 'self';" in response["Content-Security-Policy"]
+    assert "camera=()" in response["Permissions-Policy"]
+    assert inline_code(response.content.decode()) == [], url
+
+
+@pytest.mark.parametrize(
+    "url", ["/login/", "/account/tokens/", "/api/v1/docs/", "/admin/login/", "/api/v1/projects/"]
+)
+def test_other_pages_carry_the_policy_and_no_inline_script(client, hostile, url):
+    if url != "/login/":
+        client.force_login(hostile["lead"])
+
+    response = client.get(url)
+
+    assert response.status_code == 200, url
+    assert response["Content-Security-Policy"].startswith("default-src 'self'")
+    if response["Content-Type"].startswith("text/html"):
+        assert inline_code(response.content.decode()) == [], url
+    else:  # the API answers JSON only: DRF's browsable pages run inline script
+        assert response["Content-Type"] == "application/json"

@@ -253,32 +253,52 @@ def _django(code: str, **env: str) -> subprocess.CompletedProcess:
 
 
 def test_the_cache_is_per_process_by_default_and_redis_when_configured():
-    show = "from django.conf import settings; print(settings.CACHES['default']['BACKEND'])"
+    show = (
+        "from django.conf import settings; c = settings.CACHES['default']; "
+        "print(c['BACKEND'], c.get('LOCATION', ''))"
+    )
 
     default = _django(show)
-    redis = _django(show, DIFFMARK_CACHE_URL="redis://127.0.0.1:6379/1")
+    redis = _django(show, DIFFMARK_CACHE_URL="redis://127.0.0.1:6379/7")
+    broker = _django(show, CELERY_BROKER_URL="redis://:pw@127.0.0.1:6379/0")
+    broker_15 = _django(show, CELERY_BROKER_URL="redis://127.0.0.1:6379/15")
+    both = _django(
+        show, CELERY_BROKER_URL="redis://127.0.0.1:6379/0", DIFFMARK_CACHE_URL="redis://r:6379/3"
+    )
     bogus = _django(show, DIFFMARK_CACHE_URL="memcached://secret@127.0.0.1:11211")
 
     assert default.stdout.strip() == "django.core.cache.backends.locmem.LocMemCache"
-    assert redis.stdout.strip() == "django.core.cache.backends.redis.RedisCache"
+    redis_cache = "django.core.cache.backends.redis.RedisCache"
+    assert redis.stdout.split() == [redis_cache, "redis://127.0.0.1:6379/7"]
+    # With a Redis broker and no cache URL: the broker's Redis, its next database.
+    assert broker.stdout.split() == [redis_cache, "redis://:pw@127.0.0.1:6379/1"]
+    assert broker_15.stdout.split() == [redis_cache, "redis://127.0.0.1:6379/14"]
+    assert both.stdout.split() == [redis_cache, "redis://r:6379/3"]
     assert "DIFFMARK_CACHE_URL must be a redis://" in bogus.stderr
     assert "secret" not in bogus.stderr
 
 
-def test_deploy_check_warns_when_workers_would_count_on_their_own():
+@pytest.mark.parametrize(
+    ("env", "warned"),
+    [
+        ({}, True),  # no broker: gunicorn still runs several workers
+        ({"CELERY_BROKER_URL": "amqp://rabbit//"}, True),
+        ({"CELERY_BROKER_URL": "redis://127.0.0.1:6379/0"}, False),
+        ({"DIFFMARK_CACHE_URL": "redis://127.0.0.1:6379/1"}, False),
+    ],
+    ids=["no-broker", "rabbitmq-broker", "redis-broker", "cache-url"],
+)
+def test_deploy_check_warns_when_workers_would_count_on_their_own(env, warned):
     production = {
         "DEBUG": "0",
         "SECRET_KEY": "x" * 20 + "-production-like-secret-key-0123456789",
         "ALLOWED_HOSTS": "a.b",
-        "CELERY_BROKER_URL": "redis://127.0.0.1:6379/0",
     }
     check = "from django.core.management import call_command; call_command('check', deploy=True)"
 
-    per_process = _django(check, **production)
-    shared = _django(check, **production, DIFFMARK_CACHE_URL="redis://127.0.0.1:6379/1")
+    result = _django(check, **production, **env)
 
-    assert "accounts.W001" in per_process.stderr + per_process.stdout
-    assert "accounts.W001" not in shared.stderr + shared.stdout, shared.stderr
+    assert ("accounts.W001" in result.stderr + result.stdout) is warned, result.stderr
 
 
 @pytest.mark.integration
@@ -304,6 +324,44 @@ def test_with_redis_the_counters_hold_across_processes(client, lead):
             cache.delete_many(keys + [f"{key}:until" for key in keys])
     assert other.returncode == 0, other.stderr
     assert 890 <= int(other.stdout.strip()) <= 900
+
+
+@pytest.mark.integration
+@pytest.mark.postgres  # CI's PostgreSQL pass is the one with Redis
+def test_two_processes_guessing_at_once_share_one_budget():
+    """Two processes (two gunicorn workers) each try 9 wrong passwords at the same moment: with
+    only a Redis broker configured, the cache is its next database, and 5 guesses in all are
+    let through (a per-process cache let through 5 each)."""
+    prefix = f"test-{uuid.uuid4().hex[:8]}"
+    start = time.time() + 4  # both have started Django by then
+    code = (
+        "import time; from django.conf import settings; "
+        f"settings.CACHES['default']['KEY_PREFIX'] = {prefix!r}; "
+        "from accounts.throttle import LoginAttempt, login_begin; "
+        f"time.sleep(max(0, {start} - time.time())); "
+        "print(sum(login_begin(LoginAttempt(username='lead', ip='')) == 0 for _ in range(9)))"
+    )
+    env = {"CELERY_BROKER_URL": "redis://127.0.0.1:6379/11"}  # the cache: database 12
+    workers = [_django_async(code, **env) for _ in range(2)]
+    allowed = []
+    for worker in workers:
+        out, err = worker.communicate(timeout=120)
+        assert worker.returncode == 0, err
+        allowed.append(int(out.strip()))
+
+    assert sum(allowed) == 5, allowed
+
+
+def _django_async(code: str, **env: str) -> subprocess.Popen:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("DIFFMARK_", "CELERY_"))}
+    return subprocess.Popen(
+        [sys.executable, "manage.py", "shell", "--no-imports", "-c", code],
+        cwd=ROOT,
+        env={**base, "DJANGO_SETTINGS_MODULE": "config.settings", "DEBUG": "1", **env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def test_with_the_cache_down_people_still_log_in_and_get_tokens(client, lead):

@@ -204,12 +204,13 @@ def test_nul_characters_in_a_json_body_are_refused_before_they_reach_the_databas
         f"/api/v1/assignments/{lease.pk}/submit/", answer(description="x\x00"), format="json"
     )
 
-    for response in (draft, submit):
+    message = "may not contain NUL (\\u0000) characters"
+    for response, field in ((draft, "notes"), (submit, "changes.0.description")):
         assert response.status_code == 400
         assert response.json()["error"] == {
-            "code": "parse_error",
-            "message": "text may not contain NUL (\\u0000) characters",
-            "fields": {},
+            "code": "invalid",
+            "message": message,
+            "fields": {field: [message]},
         }
     lease.refresh_from_db()
     assert lease.draft in (None, {}) and lease.state == "leased"
@@ -231,7 +232,7 @@ def test_nul_characters_in_form_fields_and_metadata_are_refused(lead_api, projec
     assert skip.status_code == 400 and skip.json()["error"]["code"] == "parse_error"
     assert upload.status_code == 400
     assert upload.json()["error"]["fields"] == {
-        "metadata": ["metadata may not contain NUL characters"]
+        "metadata": ["camera: may not contain NUL (\\u0000) characters"]
     }
     lease.refresh_from_db()
     assert lease.state == "leased" and Pair.objects.count() == 1

@@ -1,0 +1,13 @@
+// Form behaviour the pages once wrote as inline handlers, which the Content-Security-Policy
+// (script-src 'self') no longer runs: a select that submits its form when changed, and a form
+// that asks before it submits. Delegated from the document, so htmx-swapped content works too.
+
+document.addEventListener("change", (event) => {
+  const field = event.target.closest("[data-autosubmit]");
+  if (field && field.form) field.form.requestSubmit();
+});
+
+document.addEventListener("submit", (event) => {
+  const form = event.target.closest("form[data-confirm]");
+  if (form && !window.confirm(form.dataset.confirm)) event.preventDefault();
+});
