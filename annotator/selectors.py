@@ -207,10 +207,12 @@ def project_jobs(project: Project) -> QuerySet[Job]:
 
 
 def job_may_view(user, job: Job) -> bool:
-    """A project's jobs are its leads'; a job without a project is its creator's."""
+    """A project's jobs are its current leads', and the creator's while still a member (a
+    researcher polls the evaluation they started); a job without a project is its creator's."""
     if job.project is None:
         return user.is_authenticated and (job.created_by_id == user.pk or user.is_superuser)
-    return project_role(user, job.project) == Role.LEAD
+    role = project_role(user, job.project)
+    return role == Role.LEAD or (role is not None and job.created_by_id == user.pk)
 
 
 @dataclass(frozen=True)

@@ -126,6 +126,7 @@ def annotator_urls(world) -> list[tuple[str, str]]:
         ("GET", f"/review/{slug}/releases/"),
         ("GET", f"/review/{slug}/questions/"),
         ("GET", f"/p/{slug}/jobs/"),
+        ("POST", f"/p/{slug}/ahead/"),
         ("GET", "/account/tokens/"),
     ]
     for pk in pairs:
@@ -140,6 +141,8 @@ def annotator_urls(world) -> list[tuple[str, str]]:
             ("GET", f"/a/{pk}/"),
             ("PUT", f"/api/v1/assignments/{pk}/draft/"),
             ("POST", f"/api/v1/assignments/{pk}/submit/"),
+            # Gold feedback is a project setting, off by default (and in this walk).
+            ("GET", f"/review/assignments/{pk}/gold-feedback/"),
         ]
     return urls
 

@@ -13,8 +13,10 @@ DIFFMARK_FUZZ_EXAMPLES=2000 pytest tests/security/test_fuzz.py.
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import zipfile
 from dataclasses import dataclass
 
 import pytest
@@ -390,6 +392,18 @@ def form_endpoints(world) -> list[Endpoint]:
             "lead",
             {"external_id": "x2", "instruction": "i", "category": "object", "metadata": "{}"},
         ),
+        Endpoint(  # scoring a model: multipart with a predictions file (below)
+            "POST",
+            f"/api/v1/releases/{world['release'].pk}/evaluations/",
+            "researcher",
+            {"model": "qwen", "coords": "1000", "text_metric": "words"},
+        ),
+        Endpoint(  # synthesis from a zip of photos (below)
+            "POST",
+            f"/api/v1/projects/{slug}/synthesize/",
+            "lead",
+            {"per_image": "1", "categories": "lighting", "gold": "false", "seed": "1"},
+        ),
         Endpoint(
             "POST",
             f"/p/{slug}/upload/pair/",
@@ -405,6 +419,14 @@ def form_endpoints(world) -> list[Endpoint]:
 
 
 def _files(endpoint: Endpoint) -> dict:
+    if endpoint.url.endswith("/evaluations/"):
+        line = json.dumps({"id": "nope", "answer": "A"}).encode()
+        return {"file": SimpleUploadedFile("p.jsonl", line, "application/jsonl")}
+    if endpoint.url.endswith("/synthesize/"):
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w") as archive:
+            archive.writestr("photo.png", edited_pair(3)[0])
+        return {"images": SimpleUploadedFile("photos.zip", buffer.getvalue(), "application/zip")}
     if not endpoint.url.endswith(("/upload/pair/", "/pairs/")):
         return {}
     a, b = edited_pair(7)

@@ -104,7 +104,7 @@ def test_the_migration_turns_stored_keys_into_their_digest(project, annotator_1)
 
     from django.apps import apps
 
-    migration = import_module("annotator.migrations.0005_idempotency_key_digest")
+    migration = import_module("annotator.migrations.0011_idempotency_key_digest")
     make_pair(project)
     lease = assignment_lease_next(project=project, user=annotator_1)
     first, _ = annotation_submit(assignment_id=lease.pk, user=annotator_1, body=answer())
