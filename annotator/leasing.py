@@ -13,8 +13,8 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
-from django.db import IntegrityError, transaction
-from django.db.models import F, Q
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 
 from annotator.access import project_role
@@ -52,10 +52,10 @@ def assignment_lease_next(
     now = now or timezone.now()
     current = assignment_live(user, project, now=now)
     if current is not None:
-        Assignment.objects.filter(pk=current.pk).update(expires_at=now + lease_duration())
-        current.refresh_from_db()
+        current.expires_at = now + lease_duration()
+        Assignment.objects.filter(pk=current.pk).update(expires_at=current.expires_at)
         return current
-    assignments_expire(now=now)
+    _expire_in_request(now)
     for gold in _queue_order(project, rng or random.Random()):
         assignment = _lease_from(project, user, gold=gold, now=now)
         if assignment is not None:
@@ -115,47 +115,103 @@ def _queue_order(project: Project, rng: random.Random) -> list[bool]:
     return [True, False] if rng.random() < project.gold_rate else [False, True]
 
 
+def _expire_in_request(now: datetime) -> None:
+    """Without a broker nothing else returns expired leases, so the request does, and only
+    pays the sweep's transaction when there is something to expire (one indexed EXISTS).
+    With a broker the beat sweep does it every minute (CELERY_BEAT_SCHEDULE), not the request.
+    """
+    if not settings.CELERY_TASK_ALWAYS_EAGER:
+        return
+    if Assignment.objects.filter(state=AssignmentState.LEASED, expires_at__lte=now).exists():
+        assignments_expire(now=now)
+
+
 def _lease_from(project: Project, user, *, gold: bool, now: datetime) -> Assignment | None:
     for _ in range(_ATTEMPTS):
         try:
             with transaction.atomic():
-                pair = (
-                    queue_candidates(project, user, gold=gold)
-                    .select_for_update(skip_locked=True, of=("self",))
-                    .first()
-                )
+                pair = _take_next(project, user, gold=gold)
                 if pair is None:
                     return None
-                if _take_slot(pair, project, gold=gold):
-                    return _assignment_open(pair, user, now)
+                return _assignment_open(pair, user, now)
         except IntegrityError:
             continue  # the same user leased this pair in another tab meanwhile
     return None
 
 
-def _take_slot(pair: Pair, project: Project, *, gold: bool) -> bool:
-    """Count one more annotator on the pair, unless the pair is full (checked in the UPDATE)."""
-    limit = Q() if gold else Q(n_taken__lt=project.overlap)
-    # Still open: the screening gate may have held the pair since the candidate was read.
-    taken = Pair.objects.filter(limit, pk=pair.pk, status__in=OPEN_STATUSES).update(
-        n_taken=F("n_taken") + 1
+def _slot_update_sql(project: Project, *, gold: bool) -> tuple[str, list]:
+    """SET and guard of the UPDATE that counts one more annotator on a pair: still open (the
+    screening gate may have held it since it was read) and, for regular pairs, not full."""
+    qn = connection.ops.quote_name
+    n_taken, status = qn("n_taken"), qn("status")
+    starting = [PairStatus.IMPORTED.value, PairStatus.PRE_ANNOTATED.value]
+    open_ = [str(s) for s in OPEN_STATUSES]
+    sql = (
+        f"SET {n_taken} = {n_taken} + 1, {status} = CASE WHEN {status} IN (%s, %s) "
+        f"THEN %s ELSE {status} END "
+        f"WHERE {status} IN ({', '.join(['%s'] * len(open_))})"
     )
+    params: list = [*starting, PairStatus.IN_ANNOTATION.value, *open_]
+    if not gold:
+        sql += f" AND {n_taken} < %s"
+        params.append(project.overlap)
+    return sql, params
+
+
+def _take_next(project: Project, user, *, gold: bool) -> Pair | None:
+    """Take a slot on the first pair of the queue in one statement, and return that pair:
+    UPDATE … WHERE id = (the queue's first row, FOR UPDATE SKIP LOCKED on PostgreSQL, so
+    concurrent callers pass each other instead of queueing) RETURNING the pair. SQLite runs
+    one writer at a time, so the same statement without row locks is just as exclusive.
+    The guard of the UPDATE repeats the queue's conditions, so the overlap holds regardless.
+    """
+    candidates = queue_candidates(project, user, gold=gold).values("pk")[:1]
+    if connection.features.has_select_for_update_skip_locked:
+        candidates = candidates.select_for_update(skip_locked=True, of=("self",))
+    queue_sql, queue_params = candidates.query.sql_with_params()
+    slot_sql, slot_params = _slot_update_sql(project, gold=gold)
+    qn = connection.ops.quote_name
+    columns = ", ".join(qn(field.column) for field in Pair._meta.concrete_fields)
+    sql = (
+        f"UPDATE {qn(Pair._meta.db_table)} {slot_sql} AND {qn('id')} = ({queue_sql}) "
+        f"RETURNING {columns}"
+    )
+    taken = list(Pair.objects.raw(sql, [*slot_params, *queue_params]))
     if taken:
-        Pair.objects.filter(
-            pk=pair.pk, status__in=[PairStatus.IMPORTED, PairStatus.PRE_ANNOTATED]
-        ).update(status=PairStatus.IN_ANNOTATION)
+        taken[0].project = project
+    return taken[0] if taken else None
+
+
+def _take_slot(pair: Pair, project: Project, *, gold: bool) -> bool:
+    """Count one more annotator on this pair, unless it is full (checked in the UPDATE)."""
+    limit = Q() if gold else Q(n_taken__lt=project.overlap)
+    starting = [PairStatus.IMPORTED, PairStatus.PRE_ANNOTATED]
+    status = Case(
+        When(status__in=starting, then=Value(PairStatus.IN_ANNOTATION.value)),
+        default=F("status"),
+    )
+    taken = Pair.objects.filter(limit, pk=pair.pk, status__in=OPEN_STATUSES).update(
+        n_taken=F("n_taken") + 1, status=status
+    )
     return bool(taken)
 
 
 def _assignment_open(pair: Pair, user, now: datetime) -> Assignment:
-    assignment, _ = Assignment.objects.update_or_create(
-        pair=pair,
-        annotator=user,
-        defaults={
-            "state": AssignmentState.LEASED,
-            "leased_at": now,
-            "expires_at": now + lease_duration(),
-        },
+    """The lease row in one INSERT; an expired lease of the same user on the pair is revived
+    (ON CONFLICT DO UPDATE), as the queue offers pairs whose lease the caller let expire."""
+    (assignment,) = Assignment.objects.bulk_create(
+        [
+            Assignment(
+                pair=pair,
+                annotator=user,
+                state=AssignmentState.LEASED,
+                leased_at=now,
+                expires_at=now + lease_duration(),
+            )
+        ],
+        update_conflicts=True,
+        unique_fields=["pair", "annotator"],
+        update_fields=["state", "leased_at", "expires_at"],
     )
     PairEvent.objects.create(
         pair=pair, actor=user, kind="leased", detail={"assignment": assignment.pk}
@@ -201,15 +257,20 @@ def assignments_expire(*, now: datetime | None = None) -> int:
     return len(expired)
 
 
-@transaction.atomic
 def assignment_check_member(*, assignment: Assignment, user) -> None:
     """PermissionDenied unless the user still annotates in the assignment's project: a member
     removed (or made a researcher) while holding a lease must not go on drafting, submitting or
-    skipping on it."""
-    if project_role(user, assignment.pair.project) not in (Role.ANNOTATOR, Role.LEAD):
+    skipping on it. An assignment read with its `member_role` annotated (the caller's
+    Membership.role, see submitting._locked) is checked without another query."""
+    if hasattr(assignment, "member_role"):
+        role = Role.LEAD if user.is_superuser else assignment.member_role
+    else:
+        role = project_role(user, assignment.pair.project)
+    if role not in (Role.ANNOTATOR, Role.LEAD):
         raise PermissionDenied("you are no longer an annotator of this project")
 
 
+@transaction.atomic  # the row lock below needs a transaction (PostgreSQL refuses it outside)
 def assignment_skip(*, assignment: Assignment, user, reason: str = "") -> Assignment:
     """The annotator passes on a pair; it goes back to the pool for others, never to them.
     PermissionDenied when the user is no longer a member who annotates."""

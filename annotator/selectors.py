@@ -89,6 +89,7 @@ def assignment_live(user, project: Project, *, now=None) -> Assignment | None:
             state=AssignmentState.LEASED,
             expires_at__gt=now or timezone.now(),
         )
+        .select_related("pair")  # the lease's body shows the pair
         .order_by("leased_at")
         .first()
     )

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db import IntegrityError, connection, transaction
+from django.db.models import F, OuterRef, Subquery
 from django.utils import timezone
 
 from annotator.leasing import LeaseLost, assignment_check_member, assignment_renew
@@ -19,6 +20,7 @@ from annotator.models import (
     AssignmentState,
     Change,
     Defect,
+    Membership,
     Pair,
     PairEvent,
     Tier,
@@ -57,9 +59,12 @@ def answer_rules(pair: Pair) -> AnswerRules:
 def _locked(assignment_id: int, user) -> Assignment:
     """The caller's own assignment, row-locked; DoesNotExist for anyone else's, PermissionDenied
     when the caller is no longer a member who annotates in its project."""
+    # The caller's role comes with the row: the membership check costs no extra round trip.
+    membership = Membership.objects.filter(project=OuterRef("pair__project"), user_id=user.pk)
     assignment = (
         Assignment.objects.select_for_update(of=("self",))
         .select_related("pair__project")
+        .annotate(member_role=Subquery(membership.values("role")[:1]))
         .get(pk=assignment_id, annotator=user)
     )
     assignment_check_member(assignment=assignment, user=user)
@@ -134,10 +139,11 @@ def _submit(assignment_id: int, user, body: object, key: str) -> Annotation:
         raise SubmitConflict("already_skipped", "this pair was skipped")
     pair = assignment.pair
     answer = parse_answer(body, answer_rules(pair))
-    try:
-        assignment_renew(assignment=assignment)
-    except LeaseLost as exc:
-        raise SubmitConflict("lease_lost", str(exc)) from exc
+    if assignment.state == AssignmentState.EXPIRED:  # a live lease needs no renewal to submit
+        try:
+            assignment_renew(assignment=assignment)
+        except LeaseLost as exc:
+            raise SubmitConflict("lease_lost", str(exc)) from exc
     now = timezone.now()
     annotation = Annotation.objects.create(
         assignment=assignment,
@@ -148,23 +154,51 @@ def _submit(assignment_id: int, user, body: object, key: str) -> Annotation:
         time_spent_ms=answer.time_spent_ms,
         idempotency_key=key,
     )
-    Change.objects.bulk_create(
+    changes = Change.objects.bulk_create(
         Change(annotation=annotation, position=i, **change.as_json())
         for i, change in enumerate(answer.changes)
     )
+    _changes_known(annotation, changes)
     assignment.state = AssignmentState.SUBMITTED
     assignment.submitted_at = now
     assignment.draft = None
     assignment.save(update_fields=["state", "submitted_at", "draft"])
-    # The UPDATE row-locks the pair until commit, so the count read back is exact even when
-    # both annotators submit at the same moment: exactly one of them sees the last submission.
-    Pair.objects.filter(pk=pair.pk).update(n_submitted=F("n_submitted") + 1)
-    submitted = Pair.objects.filter(pk=pair.pk).values_list("n_submitted", flat=True).get()
+    submitted = _count_submitted(pair)
     PairEvent.objects.create(
         pair=pair, actor=user, kind="submitted", detail={"annotation": annotation.pk}
     )
     _enqueue_review(pair, annotation, submitted=submitted)
     return annotation
+
+
+def _changes_known(annotation: Annotation, changes: list[Change]) -> None:
+    """What `annotation.changes.all()` returns, as prefetch_related leaves it, so the response
+    shows the changes just inserted without reading them back."""
+    cached = Change.objects.filter(annotation=annotation)
+    cached._result_cache = list(changes)  # type: ignore[attr-defined]
+    cached._prefetch_done = True  # type: ignore[attr-defined]
+    annotation._prefetched_objects_cache = {"changes": cached}  # type: ignore[attr-defined]
+
+
+def _count_submitted(pair: Pair) -> int:
+    """One more submission on the pair; the new count. The UPDATE row-locks the pair until
+    commit, so the count is exact even when both annotators submit at the same moment: exactly
+    one of them sees the last submission. One statement with RETURNING where the database has
+    it (PostgreSQL, SQLite ≥ 3.35), else the UPDATE and a read back."""
+    if connection.vendor == "postgresql" or (
+        connection.vendor == "sqlite" and sqlite3.sqlite_version_info >= (3, 35)
+    ):
+        qn = connection.ops.quote_name
+        column = qn(Pair._meta.get_field("n_submitted").column)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"UPDATE {qn(Pair._meta.db_table)} SET {column} = {column} + 1 "
+                f"WHERE {qn(Pair._meta.pk.column)} = %s RETURNING {column}",
+                [pair.pk],
+            )
+            return cursor.fetchone()[0]
+    Pair.objects.filter(pk=pair.pk).update(n_submitted=F("n_submitted") + 1)
+    return Pair.objects.filter(pk=pair.pk).values_list("n_submitted", flat=True).get()
 
 
 def _enqueue_review(pair: Pair, annotation: Annotation, *, submitted: int | None = None) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.db.models import OuterRef, Subquery
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -10,9 +11,8 @@ from rest_framework.decorators import api_view
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from annotator.access import project_role
 from annotator.leasing import assignment_lease_next, assignment_skip
-from annotator.models import Assignment, Project, Role
+from annotator.models import Assignment, Membership, Project, Role
 from annotator.submitting import SubmitConflict, annotation_submit, assignment_draft_save
 from api.errors import error_response
 from api.serializers import (
@@ -57,8 +57,15 @@ def _lease_body(assignment: Assignment) -> dict:
 @api_view(["POST"])
 def lease_next(request: Request, slug: str) -> Response:
     """Lease the next pair for the caller (or resume their live lease); 204 when none is left."""
-    project = get_object_or_404(Project, slug=slug)
-    role = project_role(request.user, project)
+    # The project and the caller's membership in one round trip (as project_role decides).
+    membership = Membership.objects.filter(project=OuterRef("pk"), user_id=request.user.pk)
+    project = get_object_or_404(
+        Project.objects.annotate(member_role=Subquery(membership.values("role")[:1])), slug=slug
+    )
+    if request.user.is_superuser:
+        role: Role | None = Role.LEAD
+    else:
+        role = Role(project.member_role) if project.member_role else None
     if role is None:
         return error_response("not_found", "no such project", status.HTTP_404_NOT_FOUND)
     if role not in (Role.ANNOTATOR, Role.LEAD):

@@ -83,9 +83,19 @@ DATABASES = {
     "default": dj_database_url.parse(
         env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'diffmark.sqlite3'}"),
         conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60),
-        conn_health_checks=True,
+        # Off by default: a check is one more round trip at the start of every request. A
+        # persistent connection the database dropped fails that one request's first statement
+        # instead, which answers 503 + Retry-After (config.middleware; nothing half-written, a
+        # submit repeated with its key is stored once); Django then discards the connection.
+        conn_health_checks=env_bool("DATABASE_CONN_HEALTH_CHECKS", False),
     )
 }
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # WAL: readers never wait for the writer, and a commit appends to the log instead of
+    # syncing the database file (synchronous=NORMAL: durable up to a power cut, never corrupt).
+    DATABASES["default"].setdefault("OPTIONS", {})["init_command"] = (
+        "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL"
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -310,4 +320,7 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    # Without a broker every task runs inside a request; its "Task … succeeded" line would be
+    # written once per submit. Failures are still logged (ERROR).
+    "loggers": {"celery.app.trace": {"level": "WARNING"}} if CELERY_TASK_ALWAYS_EAGER else {},
 }

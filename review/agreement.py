@@ -52,6 +52,19 @@ def annotation_answer(annotation: Annotation) -> Answer:
     return Answer(answer.tier, tuple(annotation.defects), annotation.time_spent_ms, answer.changes)
 
 
+_AGREEMENT_COMPUTED = (
+    "annotation_1",
+    "annotation_2",
+    "status",
+    "reasons",
+    "changes",
+    "mean_iou",
+    "consensus",
+    "policy",
+    "computed_at",
+)
+
+
 def agreement_compute(*, pair_id: int) -> Agreement | None:
     """Cross-check the pair's first two annotations (one, when the project's overlap is 1) and
     move the pair to accepted, disputed or rejected — unless a lead's decision stands. Safe to
@@ -68,21 +81,27 @@ def agreement_compute(*, pair_id: int) -> Agreement | None:
         first, second = annotations[0], annotations[-1]
         policy = project_policy(pair.project)
         verdict = compare_answers(annotation_answer(first), annotation_answer(second), policy)
-        agreement, _ = Agreement.objects.update_or_create(
-            pair=pair,
-            defaults={
-                "annotation_1": first,
-                "annotation_2": second,
-                "status": verdict.status,
-                "reasons": [{"code": c, "message": verdict.messages[c]} for c in verdict.reasons],
-                "changes": [_change_json(c) for c in verdict.changes],
-                "mean_iou": verdict.mean_iou,
-                "consensus": _consensus_json(verdict),
-                "policy": {
-                    "iou_threshold": policy.iou_threshold,
-                    "tier_rule": pair.project.tier_rule,
-                },
-            },
+        # One INSERT … ON CONFLICT (pair) DO UPDATE: a recompute replaces the row in place.
+        (agreement,) = Agreement.objects.bulk_create(
+            [
+                Agreement(
+                    pair=pair,
+                    annotation_1=first,
+                    annotation_2=second,
+                    status=verdict.status,
+                    reasons=[{"code": c, "message": verdict.messages[c]} for c in verdict.reasons],
+                    changes=[_change_json(c) for c in verdict.changes],
+                    mean_iou=verdict.mean_iou,
+                    consensus=_consensus_json(verdict),
+                    policy={
+                        "iou_threshold": policy.iou_threshold,
+                        "tier_rule": pair.project.tier_rule,
+                    },
+                )
+            ],
+            update_conflicts=True,
+            unique_fields=["pair"],
+            update_fields=[*_AGREEMENT_COMPUTED],
         )
         if pair.status != verdict.status and not pair_is_resolved(pair):
             pair.status = PairStatus(verdict.status)
