@@ -143,6 +143,9 @@ PAGES = [
     ("lead", "annotator:members", "slug", ["project_name"]),
     ("lead", "review:releases", "slug", ["release_name"]),
     ("lead", "review:release", "release", ["release_name", "project_description"]),
+    ("lead", "annotator:upload", "slug", ["project_name"]),
+    ("lead", "annotator:screening", "slug", ["project_name"]),
+    ("lead", "review:questions", "slug", []),
 ]
 
 
