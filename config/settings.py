@@ -82,7 +82,10 @@ TEMPLATES = [
 DATABASES = {
     "default": dj_database_url.parse(
         env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'diffmark.sqlite3'}"),
-        conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60),
+        # Persistent connections, except under DEBUG: the development server (`make run`) runs
+        # each request in a new thread, whose kept connection is never reused and only closed
+        # when garbage-collected, so 8 busy users exhausted PostgreSQL's 100 connections (503s).
+        conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 0 if DEBUG else 60),
         # Off by default: a check is one more round trip at the start of every request. A
         # persistent connection the database dropped fails that one request's first statement
         # instead, which answers 503 + Retry-After (config.middleware; nothing half-written, a
