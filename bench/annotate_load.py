@@ -31,7 +31,7 @@ from urllib.request import HTTPCookieProcessor, Request, build_opener
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.common import LOCAL_POSTGRES, gunicorn_start, recreate_database  # noqa: E402
+from bench.common import LOCAL_POSTGRES, bench_answer, gunicorn_start, recreate_database  # noqa: E402
 
 HOST, PORT = "127.0.0.1", 8321
 
@@ -135,18 +135,6 @@ class Client:
         return response.status, data, time.perf_counter() - started
 
 
-def _answer() -> dict:
-    change = {
-        "category": "attribute",
-        "description": "The patch changed colour.",
-        "entity_a": "patch",
-        "entity_b": "patch",
-        "boxes_a": [[20, 10, 40, 30]],
-        "boxes_b": [[20, 10, 40, 30]],
-    }
-    return {"tier": "excellent", "defects": [], "time_spent_ms": 9000, "changes": [change]}
-
-
 def _run_clients(slug: str, tokens: list[str], seconds: float) -> dict[str, list]:
     results: dict[str, list] = {"next": [], "submit": [], "errors": []}
     lock = threading.Lock()
@@ -167,7 +155,7 @@ def _run_clients(slug: str, tokens: list[str], seconds: float) -> dict[str, list
             status, data, elapsed = client.call(
                 "POST",
                 f"/api/v1/assignments/{assignment}/submit/",
-                _answer(),
+                bench_answer(),
                 **{"Idempotency-Key": f"load-{assignment}"},
             )
             local["submit"].append(elapsed)

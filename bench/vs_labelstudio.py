@@ -39,7 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from bench import labelstudio  # noqa: E402
-from bench.common import LOCAL_POSTGRES, recreate_database  # noqa: E402
+from bench.common import LOCAL_POSTGRES, bench_answer, recreate_database  # noqa: E402
 from bench.loops import (  # noqa: E402
     RssSampler,
     Samples,
@@ -140,18 +140,6 @@ def diffmark_seed(n_pairs: int, usernames: list[str]) -> tuple[str, dict[str, st
     return project.slug, tokens
 
 
-def _answer() -> dict:
-    change = {
-        "category": "attribute",
-        "description": "The patch changed colour.",
-        "entity_a": "patch",
-        "entity_b": "patch",
-        "boxes_a": [[20, 10, 40, 30]],
-        "boxes_b": [[20, 10, 40, 30]],
-    }
-    return {"tier": "excellent", "defects": [], "time_spent_ms": 9000, "changes": [change]}
-
-
 class DiffmarkDriver:
     """next → submit over Diffmark's public REST API (DESIGN.md), one token per user."""
 
@@ -172,7 +160,7 @@ class DiffmarkDriver:
     def submit(self, user: str, item: int) -> float:
         path = f"/api/v1/assignments/{item}/submit/"
         headers = self._headers(user) | {"Idempotency-Key": f"vs-{item}"}
-        status, data, elapsed = http_call(HOST, self.port, "POST", path, headers, _answer())
+        status, data, elapsed = http_call(HOST, self.port, "POST", path, headers, bench_answer())
         expect(status, data, (201,), "Diffmark submit")
         return elapsed
 
@@ -256,7 +244,7 @@ def run_in_process(args, workdir: Path) -> InProcess:
         path = f"/api/v1/assignments/{response.json()['assignment']['id']}/submit/"
         started = time.perf_counter()
         response = client.post(
-            path, _answer(), content_type="application/json", HTTP_IDEMPOTENCY_KEY=key
+            path, bench_answer(), content_type="application/json", HTTP_IDEMPOTENCY_KEY=key
         )
         if timed:
             submit_ms.append(time.perf_counter() - started)
@@ -272,7 +260,7 @@ def run_in_process(args, workdir: Path) -> InProcess:
     with CaptureQueriesContext(connection) as queries:
         response = client.post(
             f"/api/v1/assignments/{response.json()['assignment']['id']}/submit/",
-            _answer(),
+            bench_answer(),
             content_type="application/json",
             HTTP_IDEMPOTENCY_KEY="counted",
         )
@@ -286,7 +274,7 @@ def run_in_process(args, workdir: Path) -> InProcess:
         assignment = assignment_lease_next(project=project, user=user)
         service_next.append(time.perf_counter() - started)
         annotation_submit(
-            assignment_id=assignment.pk, user=user, body=_answer(), idempotency_key=f"svc-{i}"
+            assignment_id=assignment.pk, user=user, body=bench_answer(), idempotency_key=f"svc-{i}"
         )
     connection.close()
     return InProcess(next_ms, submit_ms, service_next, n_next, n_submit)
