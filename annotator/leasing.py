@@ -17,7 +17,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 
-from annotator.access import project_role
+from annotator.access import Action, project_role, role_may
 from annotator.models import (
     OPEN_STATUSES,
     Assignment,
@@ -266,7 +266,7 @@ def assignment_check_member(*, assignment: Assignment, user) -> None:
         role = Role.LEAD if user.is_superuser else assignment.member_role
     else:
         role = project_role(user, assignment.pair.project)
-    if role not in (Role.ANNOTATOR, Role.LEAD):
+    if not role_may(role, Action.ANNOTATE):
         raise PermissionDenied("you are no longer an annotator of this project")
 
 

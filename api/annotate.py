@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from django.db.models import OuterRef, Subquery
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -11,8 +10,9 @@ from rest_framework.decorators import api_view
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from annotator import access
 from annotator.leasing import assignment_lease_next, assignment_skip
-from annotator.models import Assignment, Membership, Project, Role
+from annotator.models import Assignment
 from annotator.submitting import SubmitConflict, annotation_submit, assignment_draft_save
 from api.errors import error_response
 from api.serializers import (
@@ -57,21 +57,7 @@ def _lease_body(assignment: Assignment) -> dict:
 @api_view(["POST"])
 def lease_next(request: Request, slug: str) -> Response:
     """Lease the next pair for the caller (or resume their live lease); 204 when none is left."""
-    # The project and the caller's membership in one round trip (as project_role decides).
-    membership = Membership.objects.filter(project=OuterRef("pk"), user_id=request.user.pk)
-    project = get_object_or_404(
-        Project.objects.annotate(member_role=Subquery(membership.values("role")[:1])), slug=slug
-    )
-    if request.user.is_superuser:
-        role: Role | None = Role.LEAD
-    else:
-        role = Role(project.member_role) if project.member_role else None
-    if role is None:
-        return error_response("not_found", "no such project", status.HTTP_404_NOT_FOUND)
-    if role not in (Role.ANNOTATOR, Role.LEAD):
-        return error_response(
-            "permission_denied", "only annotators and leads take pairs", status.HTTP_403_FORBIDDEN
-        )
+    project, _ = access.project_for(request.user, slug, access.Action.ANNOTATE)
     assignment = assignment_lease_next(project=project, user=request.user)
     if assignment is None:
         return Response(status=status.HTTP_204_NO_CONTENT)

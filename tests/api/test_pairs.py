@@ -63,7 +63,7 @@ def test_pairs_list_filters_by_status(project, lead, django_assert_num_queries):
     kept = make_pair(project)
     Pair.objects.filter(pk=kept.pk).update(status="accepted")
 
-    with django_assert_num_queries(4):  # project, role, count, the page with its agreements
+    with django_assert_num_queries(3):  # project with the role, count, the page with its agreements
         response = _client(lead).get("/api/v1/projects/cars/pairs/?status=accepted")
 
     assert [p["id"] for p in response.json()["results"]] == [kept.pk]

@@ -233,7 +233,7 @@ def test_the_query_count_does_not_grow_with_the_project(
 ):
     seed(project, annotator_1, annotator_2, django_capture_on_commit_callbacks)
     client.force_login(lead)
-    with django_assert_num_queries(13) as small:  # + screening share, + the Disputes tab's count
+    with django_assert_num_queries(12) as small:  # project+role, screening, Disputes tab
         client.get("/review/cars/dashboard/")
 
     for _ in range(3):
