@@ -158,6 +158,10 @@ def stop_group(process: subprocess.Popen, timeout: float = 15) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
     process.wait()
+    # SIGKILL is delivered asynchronously: a child may still be running for a moment after it.
+    deadline = time.monotonic() + 5
+    while group_pids(process.pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
     log = getattr(process, "log", None)
     if log is not None:
         log.close()
