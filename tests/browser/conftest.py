@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import re
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -92,7 +94,25 @@ def new_page(browser, live_server, request):
                     page.screenshot(path=str(SHOTS / f"{name}-{i}-{j}.png"), full_page=True)
     for context in contexts:
         context.close()
+    _wait_for_requests_in_flight()
     assert not errors, f"uncaught script errors: {errors}"
+
+
+def _wait_for_requests_in_flight(timeout: float = 10.0) -> None:
+    """A closed page may have left a request (a debounced draft save) that the live server is
+    still handling; the database flush after the test must not run beside it, or the request
+    writes into rows being deleted (on SQLite a foreign key failure at the flush's commit)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        handling = [
+            thread
+            for thread in threading.enumerate()
+            if getattr(getattr(thread, "_target", None), "__name__", "") == "process_request_thread"
+        ]
+        if not handling:
+            return
+        for thread in handling:
+            thread.join(max(0.0, deadline - time.monotonic()))
 
 
 @pytest.fixture
