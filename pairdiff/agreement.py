@@ -16,9 +16,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import astuple, dataclass, field
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from pairdiff.answers import Answer, ChangeAnswer
+from pairdiff.assignment import best_assignment
 from pairdiff.geometry import Box, mean_box
 from pairdiff.labels import label_normaliser
 from pairdiff.matching import Matching, match_boxes, side_agrees
@@ -197,9 +197,9 @@ def compare_changes(
     scores = np.zeros((n_1, n_2))
     for (i, j), c in table.items():
         scores[i, j] = c.geometry + CATEGORY_BONUS * c.category_agrees + bonus * c.agrees
-    rows, cols = linear_sum_assignment(scores, maximize=True)
+    rows, cols = best_assignment(scores)
     # rows come back sorted, so paired changes follow the first annotation's order.
-    paired = [table[int(i), int(j)] for i, j in zip(rows, cols, strict=True)]
+    paired = [table[i, j] for i, j in zip(rows, cols, strict=True)]
     paired = [c for c in paired if c.geometry > 0]
     used_1 = {c.index_1 for c in paired}
     used_2 = {c.index_2 for c in paired}
@@ -275,18 +275,14 @@ def _compare_side(
 def _match(boxes_1: Sequence[Box], boxes_2: Sequence[Box], threshold: float) -> Matching:
     """``match_boxes`` from a canonical order (box lists compared as tuples), as (1, 2).
 
-    Several matchings can share the maximum total IoU (2/3 + 2/3 and 1 + 1/3), and
-    match_boxes picks one by input order; when that one disagrees the other order is tried
-    and wins if it agrees. Neither the verdict nor its breakdown then depends on which
+    Several matchings can share the maximum total IoU (2/3 + 2/3 and 1 + 1/3); the one with
+    the most pairs at the threshold is taken, so a pair the annotators agree on is never
+    called disputed by a tie, and neither the verdict nor its breakdown depends on which
     annotator submitted first.
     """
     if [astuple(b) for b in boxes_1] > [astuple(b) for b in boxes_2]:
         return _transposed(_match(boxes_2, boxes_1, threshold))
-    preferred = match_boxes(boxes_1, boxes_2)
-    if side_agrees(preferred, threshold) or len(boxes_1) != len(boxes_2):
-        return preferred  # unequal counts leave a box unmatched in any matching
-    other = _transposed(match_boxes(boxes_2, boxes_1))
-    return other if side_agrees(other, threshold) else preferred
+    return match_boxes(boxes_1, boxes_2, prefer_iou=threshold)
 
 
 def _transposed(m: Matching) -> Matching:

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
+from pairdiff.assignment import best_assignment
 from pairdiff.geometry import Box
 
 
@@ -36,20 +36,24 @@ class Matching:
         return not (self.pairs or self.unmatched_a or self.unmatched_b)
 
 
-def match_boxes(a: Sequence[Box], b: Sequence[Box]) -> Matching:
+def match_boxes(a: Sequence[Box], b: Sequence[Box], *, prefer_iou: float | None = None) -> Matching:
     """Assign boxes of ``a`` to boxes of ``b`` one-to-one, maximising the total IoU.
 
     Optimal rather than greedy: taking the best pair first can strand another box.
     An assigned pair that does not overlap at all is not a match; both boxes stay unmatched.
+    Several matchings can share the maximum total (2/3 + 2/3 and 1 + 1/3); with
+    ``prefer_iou``, the one with the most pairs at or above it is taken.
     """
     pairs: list[tuple[int, int, float]] = []
     if a and b:
         scores = iou_matrix(a, b)
-        rows, cols = linear_sum_assignment(scores, maximize=True)
+        objective = scores
+        if prefer_iou is not None:
+            # Far below any IoU difference that means something, far above float noise.
+            objective = scores + _TIE_BREAK * (scores >= prefer_iou)
+        rows, cols = best_assignment(objective)
         pairs = [
-            (int(i), int(j), float(scores[i, j]))
-            for i, j in zip(rows, cols, strict=True)
-            if scores[i, j] > 0
+            (i, j, float(scores[i, j])) for i, j in zip(rows, cols, strict=True) if scores[i, j] > 0
         ]
         pairs.sort()
     matched_a = {i for i, _, _ in pairs}
@@ -59,6 +63,9 @@ def match_boxes(a: Sequence[Box], b: Sequence[Box]) -> Matching:
         unmatched_a=[i for i in range(len(a)) if i not in matched_a],
         unmatched_b=[j for j in range(len(b)) if j not in matched_b],
     )
+
+
+_TIE_BREAK = 1e-9
 
 
 def iou_matrix(a: Sequence[Box], b: Sequence[Box]) -> np.ndarray:

@@ -5,12 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import ndimage as ndi
 
+from pairdiff.lazy import lazy_module
 from pairdiff.pixeldiff.decode import Xyxy
 from pairdiff.pixeldiff.maps import Region
 from pairdiff.pixeldiff.shapes import moved, scaled
 from pairdiff.pixeldiff.whole import detail_energy
+
+ndi = lazy_module("scipy.ndimage")
 
 # A side "holds something" where its colour stands this many spreads away from the unchanged
 # ring around the region.

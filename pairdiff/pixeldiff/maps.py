@@ -5,12 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import ndimage as ndi
-from skimage.filters import apply_hysteresis_threshold
-from skimage.metrics import structural_similarity
 
+from pairdiff.lazy import lazy_module
 from pairdiff.pixeldiff.decode import Xyxy
 from pairdiff.pixeldiff.settings import Settings
+
+ndi = lazy_module("scipy.ndimage")
+filters = lazy_module("skimage.filters")
+metrics = lazy_module("skimage.metrics")
 
 # sRGB decoding as a 256-entry table: converting uint8 through it is far cheaper than the
 # power function per pixel, and skimage's rgb2lab costs several times more at 512².
@@ -48,7 +50,7 @@ def score_map(lab_a: np.ndarray, lab_b: np.ndarray, s: Settings) -> np.ndarray:
     score = ndi.gaussian_filter(de, 1.0) / s.delta_e
     # Gaussian SSIM (σ 1.5) uses an 11×11 window; smaller images are judged on ΔE alone.
     if min(score.shape) >= 11:
-        _, ssim = structural_similarity(
+        _, ssim = metrics.structural_similarity(
             lab_a[..., 0],
             lab_b[..., 0],
             data_range=100.0,
@@ -112,7 +114,7 @@ def changed_mask(score: np.ndarray, levels: tuple[float, float], s: Settings) ->
     """Pixels above the threshold, grown by hysteresis, opened, closed and de-speckled."""
     h, w = score.shape
     high, low = levels
-    mask = apply_hysteresis_threshold(score, low, high)
+    mask = filters.apply_hysteresis_threshold(score, low, high)
     mask = ndi.binary_opening(mask, structure=_disk(1))
     radius = max(1, round(s.close * float(np.hypot(h, w))))
     # Closing joins the speckles of a noisy or textured edit into one area; padding first

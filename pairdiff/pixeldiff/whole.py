@@ -6,7 +6,10 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import ndimage as ndi
+
+from pairdiff.lazy import lazy_module
+
+ndi = lazy_module("scipy.ndimage")
 
 TILES = 8  # the frame is judged on an 8×8 grid: "everywhere" means most tiles
 # Energy (L² units) of new fine detail that counts as noise: grain of σ ≈ 2 grey levels, or

@@ -20,14 +20,10 @@ import json
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 CONFIGS = ("benchmark", "questions", "training")
 HF_SPLITS = {"train": "train", "val": "validation", "test": "test"}
 SHARD_ROWS = 500  # rows per shard: a shard holds its rows' images, so keep shards modest
 IMAGE_COLUMNS = ("image_a", "image_b")
-_IMAGE = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
 
 
 def config_rows(files: Mapping[str, bytes], records: Sequence[Mapping]) -> dict[str, list[dict]]:
@@ -170,19 +166,22 @@ def _number(value) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-_ARROW = {
-    "string": pa.string(),
-    "json": pa.string(),
-    "int64": pa.int64(),
-    "float64": pa.float64(),
-    "bool": pa.bool_(),
-    "numbers": pa.list_(pa.float64()),
-    "boxes": pa.list_(pa.list_(pa.float64())),
-    "image": _IMAGE,
-}
-
-
 def _parquet(rows: Sequence[Mapping], columns: Mapping[str, str], read_image) -> bytes:
+    # Imported here: only a release build writes Parquet, and pyarrow would add about 60 MiB to
+    # every web process that loads the release modules (issue #17's memory goal).
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    arrow = {
+        "string": pa.string(),
+        "json": pa.string(),
+        "int64": pa.int64(),
+        "float64": pa.float64(),
+        "bool": pa.bool_(),
+        "numbers": pa.list_(pa.float64()),
+        "boxes": pa.list_(pa.list_(pa.float64())),
+        "image": pa.struct([("bytes", pa.binary()), ("path", pa.string())]),
+    }
     data: dict[str, list] = {name: [] for name in columns}
     for row in rows:
         for name, kind in columns.items():
@@ -195,7 +194,7 @@ def _parquet(rows: Sequence[Mapping], columns: Mapping[str, str], read_image) ->
                 continue
             data[name].append(_cell(row.get(name), kind))
     schema = pa.schema(
-        [pa.field(name, _ARROW[kind]) for name, kind in columns.items()],
+        [pa.field(name, arrow[kind]) for name, kind in columns.items()],
         metadata={"huggingface": json.dumps({"info": {"features": features_json(columns)}})},
     )
     table = pa.Table.from_pydict(data, schema=schema)

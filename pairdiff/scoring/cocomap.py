@@ -12,9 +12,6 @@ import contextlib
 import io
 from collections.abc import Sequence
 
-from pycocotools.coco import COCO
-from pycocotools.cocoeval import COCOeval
-
 from pairdiff.geometry import Box
 
 
@@ -27,6 +24,11 @@ def side_map(
         return None
     if not any(predicted):
         return 0.0
+    # Imported here: only a scoring run needs pycocotools, and every web process that loads the
+    # evaluation modules would otherwise carry it (issue #17's memory goal).
+    from pycocotools.coco import COCO
+    from pycocotools.cocoeval import COCOeval
+
     annotations, detections = [], []
     for image, boxes in enumerate(truth):
         for box in boxes:

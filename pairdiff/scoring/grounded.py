@@ -23,8 +23,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
+from pairdiff.assignment import best_assignment
 from pairdiff.matching import match_boxes, side_agrees
 from pairdiff.scoring.predictions import Change
 
@@ -94,7 +94,7 @@ def record_tally(
         for i, t in enumerate(truths)
     ]
     scores = np.array([[4.0 * g.positive + g.quality for g in row] for row in grid])
-    rows, cols = linear_sum_assignment(scores, maximize=True)
+    rows, cols = best_assignment(scores)
     matched = set()
     for i, j in zip(rows, cols, strict=True):
         pairing = grid[i][j]

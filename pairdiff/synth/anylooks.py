@@ -9,14 +9,16 @@ from functools import cache
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
-from scipy import ndimage as ndi
-from skimage import color
 
+from pairdiff.lazy import lazy_module
 from pairdiff.synth.anyobjects import _size, entity, pick_region
 from pairdiff.synth.base import Edit, change
 from pairdiff.synth.looks import _TINTS
 from pairdiff.synth.ops import cap, composite, feather, hue_name, to_u8, where, whole, window
 from pairdiff.synth.regions import Analysis, Region, flat_window
+
+ndi = lazy_module("scipy.ndimage")
+color = lazy_module("skimage.color")
 
 
 def _alpha(r: Region, pad: int = 3) -> tuple[np.ndarray, int, int]:

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 from PIL import Image
-from skimage.transform import rotate
 
+from pairdiff.lazy import lazy_module
 from pairdiff.synth.base import Edit, Xyxy, change
 from pairdiff.synth.ops import cap, composite, direction, feather, fill, overlaps, where, window
 from pairdiff.synth.regions import Analysis, Region
+
+transform = lazy_module("skimage.transform")
 
 _TOP = 8  # edits pick among this many of the most salient regions
 
@@ -94,8 +96,8 @@ def turn_region(img: np.ndarray, an: Analysis, rng: np.random.Generator, turn: i
     m = int(0.3 * max(h, w)) + 2
     pix, mask = _lift(img, r, m)
     angle = float(rng.uniform(18, 35)) * (1 if turn % 2 == 0 else -1)
-    turned = rotate(pix, angle, order=1, mode="edge", preserve_range=True)
-    turned_mask = rotate(mask.astype(np.float32), angle, order=1) > 0.5
+    turned = transform.rotate(pix, angle, order=1, mode="edge", preserve_range=True)
+    turned_mask = transform.rotate(mask.astype(np.float32), angle, order=1) > 0.5
     out = img.copy()
     box_a = fill(out, r.mask, r.y0, r.x0, rng)
     box_b = composite(out, turned, feather(turned_mask, 1.0), r.y0 - m, r.x0 - m)

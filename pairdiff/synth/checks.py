@@ -6,9 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import numpy as np
-from skimage import color
 
+from pairdiff.lazy import lazy_module
 from pairdiff.synth.base import SynthChange, Xyxy
+
+color = lazy_module("skimage.color")
 
 # CIE76 ΔE of 2.3 is the textbook just-noticeable difference; 5 is what people see without
 # looking for it. A pair must have enough such pixels to be answerable at all.

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 from PIL import Image
-from scipy import ndimage as ndi
-from skimage import color
 
+from pairdiff.lazy import lazy_module
 from pairdiff.synth.base import Edit, change
 from pairdiff.synth.ops import cap, composite, feather, hue_name, pick, to_u8, whole, window
 from pairdiff.synth.photos import AREAS, Blob, astronaut_parts, cat_eyes, coffee_cup, coins, photo
 from pairdiff.synth.photos import ellipse as area_ellipse
+
+ndi = lazy_module("scipy.ndimage")
+color = lazy_module("skimage.color")
 
 # Photos that read well under a whole-image change; the mostly black Hubble field hides a
 # tint or a gamma change almost entirely.

@@ -6,12 +6,14 @@ from collections.abc import Sequence
 from typing import TypeVar
 
 import numpy as np
-from scipy import ndimage as ndi
-from scipy import sparse
-from scipy.sparse.linalg import spsolve
-from skimage.transform import resize
 
+from pairdiff.lazy import lazy_module
 from pairdiff.synth.base import Xyxy
+
+ndi = lazy_module("scipy.ndimage")
+sparse = lazy_module("scipy.sparse")
+sparse_linalg = lazy_module("scipy.sparse.linalg")
+transform = lazy_module("skimage.transform")
 
 T = TypeVar("T")
 
@@ -120,7 +122,7 @@ def _harmonic(img: np.ndarray, hole: np.ndarray) -> np.ndarray:
         rhs[known] += img[ny[known], nx[known]]
     matrix = sparse.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))))
     out = img.astype(np.float64)
-    out[hole] = np.asarray(spsolve(matrix.tocsc(), rhs)).reshape(n, -1)
+    out[hole] = np.asarray(sparse_linalg.spsolve(matrix.tocsc(), rhs)).reshape(n, -1)
     return out
 
 
@@ -144,9 +146,9 @@ def fill(img: np.ndarray, mask: np.ndarray, y0: int, x0: int, rng: np.random.Gen
     ch, cw = hole.shape
     f = max(1, round(max(ch, cw) / 48))
     small_shape = (max(ch // f, 4), max(cw // f, 4))
-    small = resize(crop, small_shape, anti_aliasing=True, preserve_range=True)
-    small_hole = resize(hole.astype(np.float32), small_shape) > 0.01
-    smooth = resize(_harmonic(small, small_hole), (ch, cw), order=1, preserve_range=True)
+    small = transform.resize(crop, small_shape, anti_aliasing=True, preserve_range=True)
+    small_hole = transform.resize(hole.astype(np.float32), small_shape) > 0.01
+    smooth = transform.resize(_harmonic(small, small_hole), (ch, cw), order=1, preserve_range=True)
     # Measured a few pixels away from the hole, past the object's own glow and shadow edges.
     ring = ndi.binary_dilation(hole, iterations=10) & ~ndi.binary_dilation(hole, iterations=3)
     grain = (crop - ndi.gaussian_filter(crop, (1.0, 1.0, 0)))[ring]

@@ -11,11 +11,17 @@ from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
-from scipy import ndimage as ndi
-from skimage import color, data, filters, morphology, segmentation
 
+from pairdiff.lazy import lazy_module
 from pairdiff.synth.base import Xyxy
 from pairdiff.synth.ops import mask_box, window
+
+ndi = lazy_module("scipy.ndimage")
+color = lazy_module("skimage.color")
+data = lazy_module("skimage.data")
+filters = lazy_module("skimage.filters")
+morphology = lazy_module("skimage.morphology")
+segmentation = lazy_module("skimage.segmentation")
 
 # Photos that the edits draw on; all ship with scikit-image, so nothing is downloaded.
 PHOTOS: tuple[str, ...] = (

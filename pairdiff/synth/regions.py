@@ -13,12 +13,15 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-from scipy import ndimage as ndi
-from skimage import color, segmentation
-from skimage.transform import resize
 
+from pairdiff.lazy import lazy_module
 from pairdiff.synth.base import Xyxy
 from pairdiff.synth.ops import hue_name, mask_box, where
+
+ndi = lazy_module("scipy.ndimage")
+color = lazy_module("skimage.color")
+segmentation = lazy_module("skimage.segmentation")
+transform = lazy_module("skimage.transform")
 
 # Superpixels are computed at this side at most: SLIC's cost grows with the pixel count and
 # regions a person can point at are never smaller than a few of these cells.
@@ -59,7 +62,7 @@ def analyse(img: np.ndarray) -> Analysis:
     h, w = img.shape[:2]
     grey = bool(np.abs(img.astype(np.int16) - img[..., :1]).max() <= 2)
     f = max(1.0, max(h, w) / _WORK_SIDE)
-    small = resize(img, (max(8, round(h / f)), max(8, round(w / f))), anti_aliasing=True)
+    small = transform.resize(img, (max(8, round(h / f)), max(8, round(w / f))), anti_aliasing=True)
     labels = segmentation.slic(small, n_segments=80, compactness=12, start_label=1, channel_axis=-1)
     lab = color.rgb2lab(small)
     mean_lab = lab.reshape(-1, 3).mean(axis=0)
@@ -97,7 +100,7 @@ def _upscale(
     y0, x0 = int(sl[0].start * f), int(sl[1].start * f)
     y1 = min(shape[0], int(np.ceil(sl[0].stop * f)))
     x1 = min(shape[1], int(np.ceil(sl[1].stop * f)))
-    big = resize(part.astype(np.float32), (y1 - y0, x1 - x0), order=1) > 0.5
+    big = transform.resize(part.astype(np.float32), (y1 - y0, x1 - x0), order=1) > 0.5
     big = ndi.binary_fill_holes(ndi.binary_opening(big, iterations=1))
     if big.sum() < 64:
         return None

@@ -6,11 +6,13 @@ from functools import cache
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
-from scipy import ndimage as ndi
 
+from pairdiff.lazy import lazy_module
 from pairdiff.synth.base import Edit, Xyxy, change
 from pairdiff.synth.ops import composite, feather, mask_box, pick
 from pairdiff.synth.photos import PAGE_WORDS, page_background, page_ink, photo
+
+ndi = lazy_module("scipy.ndimage")
 
 # Glyphs are drawn this many times larger than the target and shrunk, which gives the soft,
 # anti-aliased strokes of a photographed page instead of hard bitmap edges.
