@@ -12,7 +12,6 @@ from pairdiff.synth.base import Xyxy
 
 ndi = lazy_module("scipy.ndimage")
 sparse = lazy_module("scipy.sparse")
-sparse_linalg = lazy_module("scipy.sparse.linalg")
 transform = lazy_module("skimage.transform")
 
 T = TypeVar("T")
@@ -122,7 +121,7 @@ def _harmonic(img: np.ndarray, hole: np.ndarray) -> np.ndarray:
         rhs[known] += img[ny[known], nx[known]]
     matrix = sparse.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))))
     out = img.astype(np.float64)
-    out[hole] = np.asarray(sparse_linalg.spsolve(matrix.tocsc(), rhs)).reshape(n, -1)
+    out[hole] = np.asarray(sparse.linalg.spsolve(matrix.tocsc(), rhs)).reshape(n, -1)
     return out
 
 

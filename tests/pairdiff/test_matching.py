@@ -157,3 +157,15 @@ def test_iou_matrix_equals_pairwise_iou_exactly(a, b):
     matrix = iou_matrix(a, b)
     assert matrix.shape == (len(a), len(b))
     assert all(matrix[i, j] == iou(x, y) for i, x in enumerate(a) for j, y in enumerate(b))
+
+
+def test_a_tie_in_total_iou_goes_to_the_matching_with_more_pairs_over_the_bar() -> None:
+    # (0, 0, 2, 10)–(0, 0, 3, 10) and (0, 0, 3, 10)–(1, 0, 3, 10) give 2/3 + 2/3; the other
+    # way round 1 + 1/3. Both total 4/3; only the first has every pair at 0.5 or more.
+    a = [Box(0, 0, 2, 10), Box(0, 0, 3, 10)]
+    b = [Box(0, 0, 3, 10), Box(1, 0, 3, 10)]
+
+    m = match_boxes(a, b, prefer_iou=0.5)
+
+    assert [(i, j) for i, j, _ in m.pairs] == [(0, 0), (1, 1)]
+    assert side_agrees(m, 0.5)
