@@ -13,7 +13,7 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils.text import slugify
 
-from annotator.models import Job, Membership, Pair, PairEvent, Preset, Project, Role
+from annotator.models import Job, Membership, Pair, PairEvent, PairEventKind, Preset, Project, Role
 from pairdiff import strictjson
 from pairdiff.images import ImageInfo, ImageLimits, ImageRejected, inspect_with_thumbnail
 from pairdiff.taxonomy import preset_categories
@@ -204,7 +204,7 @@ def _pair_store(
         **names,
     )
     PairEvent.objects.create(
-        pair=pair, actor=actor, kind="imported", detail={"job": job.pk if job else None}
+        pair=pair, actor=actor, kind=PairEventKind.IMPORTED, detail={"job": job.pk if job else None}
     )
     return pair
 

@@ -28,7 +28,7 @@ from annotator.labelstudio_upload import (
     labelstudio_staged_mapping,
     labelstudio_staged_preview,
 )
-from annotator.models import Job, JobStatus, Membership, Project, Role
+from annotator.models import Job, JobKind, JobStatus, Membership, Project, Role
 from annotator.preannotation import BACKENDS, UnknownBackend, job_cancel, preannotate_queue
 from annotator.priorities import queue_priorities_refresh
 from annotator.screening import project_screen
@@ -331,7 +331,9 @@ def _upload_page(
         "import_form": import_form or ImportForm(),
         "pair_form": pair_form or PairForm(project=project),
         "synthesis_form": synthesis_form or SynthesisForm(),
-        "recent": selectors.project_jobs(project).filter(kind__in=["import", "synthesize"])[:5],
+        "recent": selectors.project_jobs(project).filter(
+            kind__in=[JobKind.IMPORT, JobKind.SYNTHESIZE]
+        )[:5],
     }
     forms_sent = (import_form, pair_form, synthesis_form)
     failed = any(form is not None and form.errors for form in forms_sent)
