@@ -231,8 +231,8 @@ def _labelstudio_first(request: HttpRequest, project: Project, form: ImportForm)
             config=data["config"],
             mapping=data["mapping"].encode() or None,
         )
-    except ValueError as exc:
-        field, _, _ = str(exc).partition(":")
+    except ValueError as exc:  # ImportUnusable names the file at fault
+        field = getattr(exc, "field", "")
         form.add_error(field if field in ("images", "config") else "manifest", str(exc))
         return _upload_page(request, project, import_form=form)
     request.session.setdefault("labelstudio_staged", []).append(token)
@@ -288,8 +288,7 @@ def _upload_pair(request: HttpRequest, slug: str, limit: ImageSizeLimit) -> Http
         try:
             pair = pair_create(project=project, pair_input=form.pair_input(), actor=request.user)
         except PairRejected as exc:
-            field, _, _ = str(exc).partition(":")
-            form.add_error(field if field in ("image_a", "image_b") else None, str(exc))
+            form.add_error(exc.field or None, str(exc))
         else:
             messages.success(request, f"Pair {pair} uploaded.")
             return redirect("annotator:pair", pair.pk)
