@@ -1,3 +1,5 @@
+"""API tokens: create, authenticate, revoke. Only a token's hash is stored."""
+
 from __future__ import annotations
 
 import hashlib
@@ -24,8 +26,8 @@ def token_create(*, user, name: str = "") -> tuple[ApiToken, str]:
     return token, secret
 
 
-def token_user(secret: str):
-    """The active user a secret belongs to, or None."""
+def token_authenticate(*, secret: str):
+    """The active user a secret belongs to, or None (a hit marks the token as used)."""
     token = (
         ApiToken.objects.select_related("user")
         .filter(key_hash=token_hash(secret), revoked_at__isnull=True)

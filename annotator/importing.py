@@ -34,7 +34,12 @@ Progress = Callable[[int, int], None]
 
 
 class ImportUnusable(ValueError):
-    """The input cannot be used at all (no manifest, unreadable source); nothing was written."""
+    """The input cannot be used at all (no manifest, unreadable source); nothing was written.
+    ``field`` names the upload at fault ("manifest", "images", "config", "mapping") when known."""
+
+    def __init__(self, message: str, *, field: str = "") -> None:
+        super().__init__(message)
+        self.field = field
 
 
 @dataclass
@@ -200,7 +205,7 @@ def _check_row(project: Project, row: ManifestRow, source: ImageSource) -> Check
         try:
             data[side] = source.read(name)
         except ImageRejected as exc:
-            raise PairRejected(f"{side}: {exc}") from exc
+            raise PairRejected(f"{side}: {exc}", field=side) from exc
     pair_input = PairInput(
         image_a=data["image_a"],
         image_b=data["image_b"],

@@ -37,6 +37,7 @@ from annotator.models import (
     Membership,
     Pair,
     PairEvent,
+    PairEventKind,
     PairStatus,
     Prediction,
     Project,
@@ -277,7 +278,7 @@ def _submit(pair: Pair, user, annotation, answer, job: Job) -> int | None:
     PairEvent.objects.create(
         pair=pair,
         actor=user,
-        kind="imported_from_label_studio",
+        kind=PairEventKind.IMPORTED_FROM_LABEL_STUDIO,
         detail={
             "annotation": created.pk,
             "job": job.pk,

@@ -97,10 +97,18 @@ def labelstudio_plan(*, project: Project, given: LSInput) -> LSPlan:
     categories = category_names(project)
     try:
         raw_tasks = load_export(given.export)
+    except LSUnusable as exc:
+        raise ImportUnusable(str(exc), field="manifest") from exc
+    try:
         values = parse_value_map(given.mapping or b"", categories=categories)
+    except ConfigUnusable as exc:
+        raise ImportUnusable(str(exc), field="mapping") from exc
+    try:
+        # The config's, or with none given the one inferred from the export (whose failure
+        # asks for a config).
         mapping = resolve_mapping(raw_tasks, given.config, values)
-    except (LSUnusable, ConfigUnusable) as exc:
-        raise ImportUnusable(str(exc)) from exc
+    except LSUnusable as exc:
+        raise ImportUnusable(str(exc), field="config") from exc
     options = ReadOptions(mapping, values, categories, project.rotated_boxes)
     tasks, errors = read_export(raw_tasks, options)
     config = given.config.decode("utf-8-sig", errors="replace") if given.config else ""
@@ -130,7 +138,8 @@ def _members(project: Project, authors: dict[str, str]) -> dict[str, object]:
         )
         if membership is None or membership.role not in (Role.ANNOTATOR, Role.LEAD):
             raise ImportUnusable(
-                f"authors: {key} → {username!r}, who is no annotator or lead of this project"
+                f"authors: {key} → {username!r}, who is no annotator or lead of this project",
+                field="mapping",
             )
         users[key.strip().lower()] = membership.user
     return users
@@ -171,7 +180,7 @@ def check_task(
             try:
                 name, data[side] = read_image(reference, source, finder)
             except (ImageNotFound, ImageRejected) as exc:
-                raise PairRejected(f"{side}: {exc}") from exc
+                raise PairRejected(f"{side}: {exc}", field=side) from exc
             names.append(name)
         pair_input = PairInput(
             image_a=data["image_a"],

@@ -15,6 +15,7 @@ from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 
+from annotator.importing import ImportUnusable
 from annotator.jobs import job_create
 from annotator.labelstudio_plan import LSInput, LSPreview, labelstudio_preview
 from annotator.models import Job, JobKind, Project
@@ -41,17 +42,25 @@ def labelstudio_check_files(
     config: UploadedFile | None = None,
     mapping: UploadedFile | None = None,
 ) -> None:
-    """ValueError naming the first file that cannot be taken (type or size)."""
+    """ImportUnusable naming the first file that cannot be taken (type or size)."""
     if not export.name.lower().endswith(".json"):
-        raise ValueError("manifest: a Label Studio export is a .json file (Export → JSON)")
+        raise ImportUnusable(
+            "manifest: a Label Studio export is a .json file (Export → JSON)", field="manifest"
+        )
     if export.size > MAX_MANIFEST_BYTES:
-        raise ValueError(f"manifest: the export is over {MAX_MANIFEST_BYTES // 1024**2} MB")
+        raise ImportUnusable(
+            f"manifest: the export is over {MAX_MANIFEST_BYTES // 1024**2} MB", field="manifest"
+        )
     if not images.name.lower().endswith(".zip") or images.size > MAX_ZIP_BYTES:
-        raise ValueError("images: a .zip file of at most 20 GB")
+        raise ImportUnusable("images: a .zip file of at most 20 GB", field="images")
     if config is not None and config.size > MAX_CONFIG_BYTES:
-        raise ValueError(f"config: the labelling config is over {MAX_CONFIG_BYTES // 1024} KB")
+        raise ImportUnusable(
+            f"config: the labelling config is over {MAX_CONFIG_BYTES // 1024} KB", field="config"
+        )
     if mapping is not None and mapping.size > MAX_MAPPING_BYTES:
-        raise ValueError(f"mapping: the mapping is over {MAX_MAPPING_BYTES // 1024} KB")
+        raise ImportUnusable(
+            f"mapping: the mapping is over {MAX_MAPPING_BYTES // 1024} KB", field="mapping"
+        )
 
 
 def labelstudio_stage(
@@ -81,7 +90,9 @@ def labelstudio_stage_mapping(*, project: Project, token: str, mapping: bytes | 
         default_storage.delete(name)
     if mapping:
         if len(mapping) > MAX_MAPPING_BYTES:
-            raise ValueError(f"mapping: the mapping is over {MAX_MAPPING_BYTES // 1024} KB")
+            raise ImportUnusable(
+                f"mapping: the mapping is over {MAX_MAPPING_BYTES // 1024} KB", field="mapping"
+            )
         default_storage.save(name, ContentFile(mapping))
 
 
@@ -90,7 +101,7 @@ def labelstudio_staged_mapping(*, project: Project, token: str) -> str:
 
 
 def labelstudio_staged_preview(*, project: Project, token: str) -> LSPreview:
-    """The dry run over the staged files. ImportUnusable, or ValueError for a bad zip."""
+    """The dry run over the staged files; ImportUnusable (ValueError once the files are gone)."""
     given = _given(project, token)
     with default_storage.open(f"{_folder(project, token)}/{_NAMES['images']}", "rb") as zipped:
         return labelstudio_preview_zip(project=project, given=given, images=zipped)
@@ -105,7 +116,7 @@ def labelstudio_preview_zip(*, project: Project, given: LSInput, images: IO[byte
         try:
             source = open_source(path, max_entry_bytes=image_limits().max_bytes)
         except SourceError as exc:
-            raise ValueError(f"images: {exc}") from exc
+            raise ImportUnusable(f"images: {exc}", field="images") from exc
         with source:
             return labelstudio_preview(project=project, given=given, source=source)
 

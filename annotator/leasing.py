@@ -24,6 +24,7 @@ from annotator.models import (
     AssignmentState,
     Pair,
     PairEvent,
+    PairEventKind,
     PairStatus,
     Project,
     Role,
@@ -214,7 +215,7 @@ def _assignment_open(pair: Pair, user, now: datetime) -> Assignment:
         update_fields=["state", "leased_at", "expires_at"],
     )
     PairEvent.objects.create(
-        pair=pair, actor=user, kind="leased", detail={"assignment": assignment.pk}
+        pair=pair, actor=user, kind=PairEventKind.LEASED, detail={"assignment": assignment.pk}
     )
     return assignment
 
@@ -283,6 +284,9 @@ def assignment_skip(*, assignment: Assignment, user, reason: str = "") -> Assign
     assignment.state = AssignmentState.SKIPPED
     assignment.save(update_fields=["state"])
     PairEvent.objects.create(
-        pair_id=assignment.pair_id, actor=user, kind="skipped", detail={"reason": reason[:500]}
+        pair_id=assignment.pair_id,
+        actor=user,
+        kind=PairEventKind.SKIPPED,
+        detail={"reason": reason[:500]},
     )
     return assignment

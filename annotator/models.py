@@ -303,17 +303,39 @@ class Pair(models.Model):
         return self.image_a if side == "a" else self.image_b
 
 
+class PairEventKind(models.TextChoices):
+    """What happened to a pair; the value is what the pair's history shows."""
+
+    IMPORTED = "imported", "Imported"
+    IMPORTED_FROM_LABEL_STUDIO = "imported_from_label_studio", "Imported from Label Studio"
+    SCREENED_OUT = "screened_out", "Held by screening"
+    SCREENING_ACCEPTED = "screening_accepted", "Released from screening"
+    SCREENING_REJECTED = "screening_rejected", "Rejected at screening"
+    LEASED = "leased", "Leased"
+    SKIPPED = "skipped", "Skipped"
+    SUBMITTED = "submitted", "Submitted"
+    REOPENED_TO_EDIT = "reopened_to_edit", "Reopened to edit"
+    AGREEMENT = "agreement", "Cross-checked"
+    # One per lead decision (review.models.Decision): "resolution:<decision>".
+    RESOLUTION_ACCEPT_1 = "resolution:accept_1", "Lead accepted annotation 1"
+    RESOLUTION_ACCEPT_2 = "resolution:accept_2", "Lead accepted annotation 2"
+    RESOLUTION_MERGE = "resolution:merge", "Lead accepted an edited answer"
+    RESOLUTION_REJECT = "resolution:reject", "Lead rejected"
+    RESOLUTION_REOPEN = "resolution:reopen", "Lead reopened"
+
+
 class PairEvent(models.Model):
     """The pair's history: who did what, when. Append-only."""
 
     pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="events")
     actor = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL)
-    kind = models.CharField(max_length=32)
+    kind = models.CharField(max_length=32, choices=PairEventKind.choices)
     detail = models.JSONField(default=dict, blank=True)
     at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["at", "id"]
+        constraints = [_choices_check("kind", PairEventKind, "pairevent_kind_valid")]
 
     def __str__(self) -> str:
         return f"{self.kind} on {self.pair_id} at {self.at:%Y-%m-%d %H:%M}"

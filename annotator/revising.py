@@ -8,7 +8,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from annotator.leasing import lease_duration
-from annotator.models import Assignment, AssignmentState, Pair, PairEvent
+from annotator.models import Assignment, AssignmentState, Pair, PairEvent, PairEventKind
 from annotator.selectors import annotation_editable
 from annotator.submitting import SubmitConflict
 
@@ -60,5 +60,5 @@ def annotation_reopen(*, assignment_id: int, user) -> Assignment:
     assignment.draft = {**draft, "saved_at": now.isoformat()}
     assignment.save(update_fields=["state", "submitted_at", "expires_at", "draft"])
     Pair.objects.filter(pk=pair.pk).update(n_submitted=F("n_submitted") - 1)
-    PairEvent.objects.create(pair=pair, actor=user, kind="reopened_to_edit", detail={})
+    PairEvent.objects.create(pair=pair, actor=user, kind=PairEventKind.REOPENED_TO_EDIT, detail={})
     return assignment

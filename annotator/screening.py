@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from django.db import transaction
 from django.db.models import Count, QuerySet
 
-from annotator.models import Pair, PairEvent, PairStatus, Prediction, Project
+from annotator.models import Pair, PairEvent, PairEventKind, PairStatus, Prediction, Project
 from pairdiff.predict import FLAGS as PIXELDIFF_FLAGS
 from pairdiff.vlm.judge import JUDGE_FLAGS
 
@@ -28,7 +28,11 @@ FLAG_LABELS = {
     "unrelated_changes": "Unrelated changes (VLM judge)",
 }
 _HOLDABLE = [PairStatus.IMPORTED, PairStatus.PRE_ANNOTATED]
-SCREENED_OUT, ACCEPTED, REJECTED = "screened_out", "screening_accepted", "screening_rejected"
+SCREENED_OUT, ACCEPTED, REJECTED = (
+    PairEventKind.SCREENED_OUT,
+    PairEventKind.SCREENING_ACCEPTED,
+    PairEventKind.SCREENING_REJECTED,
+)
 
 
 def pair_screen(

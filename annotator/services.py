@@ -13,14 +13,19 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils.text import slugify
 
-from annotator.models import Job, Membership, Pair, PairEvent, Preset, Project, Role
+from annotator.models import Job, Membership, Pair, PairEvent, PairEventKind, Preset, Project, Role
 from pairdiff import strictjson
 from pairdiff.images import ImageInfo, ImageLimits, ImageRejected, inspect_with_thumbnail
 from pairdiff.taxonomy import preset_categories
 
 
 class PairRejected(ValueError):
-    """A pair that cannot be imported; the message says why, in words a person can act on."""
+    """A pair that cannot be imported; the message says why, in words a person can act on, and
+    ``field`` names the input at fault ("image_a", "image_b") when it is one of them."""
+
+    def __init__(self, message: str, *, field: str = "") -> None:
+        super().__init__(message)
+        self.field = field
 
 
 @dataclass(frozen=True)
@@ -117,7 +122,7 @@ def pair_check(*, project: Project, pair_input: PairInput) -> CheckedPair:
         try:
             checked.append(inspect_with_thumbnail(data, limits))
         except ImageRejected as exc:
-            raise PairRejected(f"{side}: {exc}") from exc
+            raise PairRejected(f"{side}: {exc}", field=side) from exc
     (info_a, thumb_a), (info_b, thumb_b) = checked
     return CheckedPair(pair_input, info_a, info_b, thumb_a, thumb_b)
 
@@ -204,7 +209,7 @@ def _pair_store(
         **names,
     )
     PairEvent.objects.create(
-        pair=pair, actor=actor, kind="imported", detail={"job": job.pk if job else None}
+        pair=pair, actor=actor, kind=PairEventKind.IMPORTED, detail={"job": job.pk if job else None}
     )
     return pair
 

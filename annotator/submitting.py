@@ -23,6 +23,7 @@ from annotator.models import (
     Membership,
     Pair,
     PairEvent,
+    PairEventKind,
     Tier,
 )
 from jobs.registry import Work, work_enqueue_on_commit
@@ -165,7 +166,7 @@ def _submit(assignment_id: int, user, body: object, key: str) -> Annotation:
     assignment.save(update_fields=["state", "submitted_at", "draft"])
     submitted = _count_submitted(pair)
     PairEvent.objects.create(
-        pair=pair, actor=user, kind="submitted", detail={"annotation": annotation.pk}
+        pair=pair, actor=user, kind=PairEventKind.SUBMITTED, detail={"annotation": annotation.pk}
     )
     _enqueue_review(pair, annotation, submitted=submitted)
     return annotation

@@ -2,7 +2,7 @@
 
 from rest_framework import authentication, exceptions
 
-from accounts.services import token_user
+from accounts.services import token_authenticate
 
 
 class TokenAuthentication(authentication.BaseAuthentication):
@@ -14,7 +14,7 @@ class TokenAuthentication(authentication.BaseAuthentication):
             return None
         if len(parts) != 2:
             raise exceptions.AuthenticationFailed("use the header 'Authorization: Token <token>'")
-        user = token_user(parts[1].decode(errors="replace"))
+        user = token_authenticate(secret=parts[1].decode(errors="replace"))
         if user is None:
             raise exceptions.AuthenticationFailed("invalid or revoked token")
         return user, None

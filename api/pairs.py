@@ -216,8 +216,8 @@ def _upload(request: Request, project: Project, limit: ImageSizeLimit) -> Respon
     try:
         pair = pair_create(project=project, pair_input=pair_input, actor=request.user)
     except PairRejected as exc:
-        field = str(exc).split(":", 1)[0] if str(exc).startswith("image_") else ""
-        return error_response("invalid", str(exc), 400, {field: [str(exc)]} if field else None)
+        fields = {exc.field: [str(exc)]} if exc.field else None
+        return error_response("invalid", str(exc), 400, fields)
     return Response(PairSerializer(pair).data, status=status.HTTP_201_CREATED)
 
 
@@ -291,22 +291,11 @@ def _labelstudio_import(request: Request, project: Project, data: dict) -> Respo
     return job_started(job)
 
 
-def _refused(exc: Exception) -> Response:
-    """400 naming the part at fault: "config: …", "mapping: …", "images: …", else manifest."""
+def _refused(exc: ValueError) -> Response:
+    """400 naming the upload at fault (ImportUnusable.field), else the export."""
     message = str(exc)
-    field, _, _ = message.partition(":")
-    if field not in ("config", "mapping", "images", "manifest"):
-        field = _part_of(message)
+    field = getattr(exc, "field", "") or "manifest"
     return error_response("invalid", message, status.HTTP_400_BAD_REQUEST, {field: [message]})
-
-
-def _part_of(message: str) -> str:
-    """The upload a plan's complaint is about: the config, the mapping, or the export."""
-    if "config" in message:
-        return "config"
-    if any(word in message for word in ("mapping", "authors", "fields:", "tier:", "category:")):
-        return "mapping"
-    return "manifest"
 
 
 @extend_schema(responses={200: JobSerializer, **ERRORS})

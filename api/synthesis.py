@@ -58,9 +58,8 @@ def synthesize(request: Request, slug: str) -> Response:
             project=project, images=data["images"], options=options, user=request.user
         )
     except SynthesisUnusable as exc:
-        field, _, message = str(exc).partition(": ")
         return error_response(
-            "invalid", str(exc), status.HTTP_400_BAD_REQUEST, fields={field: [message]}
+            "invalid", str(exc), status.HTTP_400_BAD_REQUEST, fields={exc.field: [exc.reason]}
         )
     job.refresh_from_db()
     return job_started(job)

@@ -28,7 +28,7 @@ from annotator.labelstudio_upload import (
     labelstudio_staged_mapping,
     labelstudio_staged_preview,
 )
-from annotator.models import Job, JobStatus, Membership, Project, Role
+from annotator.models import Job, JobKind, JobStatus, Membership, Project, Role
 from annotator.preannotation import BACKENDS, UnknownBackend, job_cancel, preannotate_queue
 from annotator.priorities import queue_priorities_refresh
 from annotator.screening import project_screen
@@ -231,8 +231,8 @@ def _labelstudio_first(request: HttpRequest, project: Project, form: ImportForm)
             config=data["config"],
             mapping=data["mapping"].encode() or None,
         )
-    except ValueError as exc:
-        field, _, _ = str(exc).partition(":")
+    except ValueError as exc:  # ImportUnusable names the file at fault
+        field = getattr(exc, "field", "")
         form.add_error(field if field in ("images", "config") else "manifest", str(exc))
         return _upload_page(request, project, import_form=form)
     request.session.setdefault("labelstudio_staged", []).append(token)
@@ -288,8 +288,7 @@ def _upload_pair(request: HttpRequest, slug: str, limit: ImageSizeLimit) -> Http
         try:
             pair = pair_create(project=project, pair_input=form.pair_input(), actor=request.user)
         except PairRejected as exc:
-            field, _, _ = str(exc).partition(":")
-            form.add_error(field if field in ("image_a", "image_b") else None, str(exc))
+            form.add_error(exc.field or None, str(exc))
         else:
             messages.success(request, f"Pair {pair} uploaded.")
             return redirect("annotator:pair", pair.pk)
@@ -331,7 +330,9 @@ def _upload_page(
         "import_form": import_form or ImportForm(),
         "pair_form": pair_form or PairForm(project=project),
         "synthesis_form": synthesis_form or SynthesisForm(),
-        "recent": selectors.project_jobs(project).filter(kind__in=["import", "synthesize"])[:5],
+        "recent": selectors.project_jobs(project).filter(
+            kind__in=[JobKind.IMPORT, JobKind.SYNTHESIZE]
+        )[:5],
     }
     forms_sent = (import_form, pair_form, synthesis_form)
     failed = any(form is not None and form.errors for form in forms_sent)

@@ -12,6 +12,7 @@ from annotator.models import (
     JobStatus,
     Pair,
     PairEvent,
+    PairEventKind,
     PairStatus,
     Project,
     TierRule,
@@ -106,7 +107,9 @@ def agreement_compute(*, pair_id: int) -> Agreement | None:
         if pair.status != verdict.status and not pair_is_resolved(pair):
             pair.status = PairStatus(verdict.status)
             pair.save(update_fields=["status", "updated_at"])
-            PairEvent.objects.create(pair=pair, kind="agreement", detail={"status": verdict.status})
+            PairEvent.objects.create(
+                pair=pair, kind=PairEventKind.AGREEMENT, detail={"status": verdict.status}
+            )
     return agreement
 
 

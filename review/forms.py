@@ -9,14 +9,14 @@ from pairdiff.release.splits import MINCU_TEST_RATIO, SplitPlan, SplitPlanInvali
 
 RATIO_FIELDS = ("ratio_easy", "ratio_medium", "ratio_hard")
 
-# Which field a SplitPlanInvalid message belongs next to, by the words it starts with; one about
-# several fields (val and test together) goes under the row of fractions.
-_PLAN_FIELDS = (
-    ("val fraction", "val_fraction"),
-    ("test fraction", "test_fraction"),
-    ("test pairs", "test_per_category"),
-    ("the difficulty ratio", "ratio_easy"),
-)
+# The form field a SplitPlanInvalid goes next to, by the plan field it names; one about several
+# fields (val and test together) goes under the row of fractions.
+_PLAN_FIELDS = {
+    "val_fraction": "val_fraction",
+    "test_fraction": "test_fraction",
+    "test_per_category": "test_per_category",
+    "test_ratio": "ratio_easy",
+}
 
 
 def _ratio_part(label: str) -> forms.IntegerField:
@@ -113,9 +113,7 @@ class ReleaseForm(forms.Form):
                 test_ratio=self._ratio(data),
             )
         except SplitPlanInvalid as exc:
-            message = str(exc)
-            field = next((f for start, f in _PLAN_FIELDS if message.startswith(start)), None)
-            self.add_error(field, message)
+            self.add_error(_PLAN_FIELDS.get(exc.field), str(exc))
         return data
 
     def _ratio(self, data: dict) -> tuple[int, int, int] | None:
@@ -126,7 +124,8 @@ class ReleaseForm(forms.Form):
             return None
         if any(part is None for part in parts):
             raise SplitPlanInvalid(
-                "the difficulty ratio needs all three parts (easy, medium, hard), or none"
+                "the difficulty ratio needs all three parts (easy, medium, hard), or none",
+                field="test_ratio",
             )
         return tuple(parts)  # type: ignore[return-value]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from annotator.models import Pair, PairEvent, PairStatus
+from annotator.models import Pair, PairEvent, PairEventKind, PairStatus
 from annotator.submitting import answer_rules
 from pairdiff.answers import AnswerInvalid, parse_answer
 from review.agreement import agreement_compute
@@ -59,7 +59,7 @@ def resolution_record(
         PairEvent.objects.create(
             pair=pair,
             actor=lead,
-            kind=f"resolution:{decision}",
+            kind=PairEventKind(f"resolution:{decision}"),
             detail={"resolution": resolution.pk, "before": before, "after": pair.status},
         )
     return resolution

@@ -1,4 +1,6 @@
-"""Writes of the review side: known answers (agreement and resolutions come next)."""
+"""Writes of the review side that have no module of their own: a pair's known (gold) answer and
+queueing a project's agreement recompute. Verdicts are in agreement.py, lead decisions in
+resolutions.py, releases in releases.py."""
 
 from __future__ import annotations
 

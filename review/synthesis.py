@@ -35,7 +35,13 @@ MAX_ZIP_BYTES = 2 * 1024**3
 
 
 class SynthesisUnusable(ValueError):
-    """Options or an images source that cannot be used at all; str() says why."""
+    """Options or an images source that cannot be used at all. ``field`` names the input at
+    fault (when one is), ``reason`` says why; str() is "field: reason"."""
+
+    def __init__(self, reason: str, *, field: str = "") -> None:
+        super().__init__(f"{field}: {reason}" if field else reason)
+        self.field = field
+        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -59,15 +65,17 @@ def synthesis_options(
 ) -> SynthesisOptions:
     """Checked options; SynthesisUnusable names the bad one."""
     if not 1 <= per_image <= MAX_PER_IMAGE:
-        raise SynthesisUnusable(f"per_image: between 1 and {MAX_PER_IMAGE}, got {per_image}")
+        raise SynthesisUnusable(
+            f"between 1 and {MAX_PER_IMAGE}, got {per_image}", field="per_image"
+        )
     chosen = tuple(dict.fromkeys(categories or CATEGORIES))
     unknown = [c for c in chosen if c not in CATEGORIES]
     if unknown:
         raise SynthesisUnusable(
-            f"categories: unknown {', '.join(unknown)} (known: {', '.join(CATEGORIES)})"
+            f"unknown {', '.join(unknown)} (known: {', '.join(CATEGORIES)})", field="categories"
         )
     if not 0 <= seed < 2**32:
-        raise SynthesisUnusable(f"seed: between 0 and {2**32 - 1}, got {seed}")
+        raise SynthesisUnusable(f"between 0 and {2**32 - 1}, got {seed}", field="seed")
     return SynthesisOptions(per_image=per_image, categories=chosen, gold=gold, seed=seed)
 
 
@@ -76,9 +84,9 @@ def synthesis_queue(
 ) -> Job:
     """Store the zip of photos and queue the synthesis job (after commit)."""
     if not images.name.lower().endswith(".zip"):
-        raise SynthesisUnusable("images: send the photos as one .zip file")
+        raise SynthesisUnusable("send the photos as one .zip file", field="images")
     if images.size > MAX_ZIP_BYTES:
-        raise SynthesisUnusable("images: the zip is over 2 GB")
+        raise SynthesisUnusable("the zip is over 2 GB", field="images")
     with transaction.atomic():
         job = job_create(
             kind=JobKind.SYNTHESIZE, project=project, user=user, params=options.as_params()
@@ -184,7 +192,7 @@ def _usable_photos(source: ImageSource, report: SynthesisReport) -> list[str]:
             continue
         usable.append(name)
     if not usable:
-        raise SynthesisUnusable("images: no usable photo (JPEG, PNG, WebP, TIFF or BMP)")
+        raise SynthesisUnusable("no usable photo (JPEG, PNG, WebP, TIFF or BMP)", field="images")
     return usable
 
 

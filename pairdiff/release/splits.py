@@ -13,7 +13,12 @@ MINCU_TEST_RATIO = (1, 2, 2)  # Easy : Medium : Hard in MinCU's test split
 
 
 class SplitPlanInvalid(ValueError):
-    """A split plan that cannot be followed; the message is meant for people."""
+    """A split plan that cannot be followed; the message is meant for people, ``field`` names
+    the SplitPlan field at fault ("" when it is about several)."""
+
+    def __init__(self, message: str, *, field: str = "") -> None:
+        super().__init__(message)
+        self.field = field
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,17 +51,22 @@ class SplitPlan:
         for name in ("val_fraction", "test_fraction"):
             value = getattr(self, name)
             if not 0 <= value <= 1:
-                raise SplitPlanInvalid(f"{name.replace('_', ' ')} {value} must lie in [0, 1]")
+                raise SplitPlanInvalid(
+                    f"{name.replace('_', ' ')} {value} must lie in [0, 1]", field=name
+                )
         if self.val_fraction + self.test_fraction > 1:
             raise SplitPlanInvalid("val and test fractions together must not exceed 1")
         if self.test_per_category is not None and self.test_per_category < 0:
-            raise SplitPlanInvalid("test pairs per category must not be negative")
+            raise SplitPlanInvalid(
+                "test pairs per category must not be negative", field="test_per_category"
+            )
         if self.test_ratio is not None and (
             len(self.test_ratio) != 3 or min(self.test_ratio) < 0 or sum(self.test_ratio) == 0
         ):
             raise SplitPlanInvalid(
                 "the difficulty ratio needs three non-negative parts (easy:medium:hard), "
-                "not all zero"
+                "not all zero",
+                field="test_ratio",
             )
 
     def as_json(self) -> dict:

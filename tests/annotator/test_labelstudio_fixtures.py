@@ -217,6 +217,41 @@ def test_the_api_names_the_part_at_fault(ls_project, ls_lead):
     assert "exactly two <Image" in response.json()["error"]["fields"]["config"][0]
 
 
+@pytest.mark.parametrize(
+    ("upload", "content", "field", "words"),
+    [
+        ("manifest", b"{}", "manifest", "list of tasks"),
+        ("mapping", b'entities_separator: ""', "mapping", "entities_separator"),
+        (
+            "config",
+            b"<View><Image name='a' value='$a'/><Image name='b' value='$b'/>"
+            b"<RectangleLabels name='r' toName='c'/></View>",
+            "config",
+            "no Image tag",
+        ),
+    ],
+)
+def test_the_api_names_the_upload_whose_step_failed(
+    ls_project, ls_lead, upload, content, field, words
+):
+    """The part at fault is the step that refused it, even when its words name no file."""
+    client = APIClient()
+    client.force_authenticate(ls_lead)
+    body = {
+        "format": "label-studio",
+        "manifest": SimpleUploadedFile("export.json", (MINCU / "export.json").read_bytes()),
+        "images": SimpleUploadedFile("images.zip", _zip()),
+        "dry_run": "true",
+    }
+    body[upload] = SimpleUploadedFile(
+        f"{upload}.{'json' if upload == 'manifest' else 'txt'}", content
+    )
+    response = client.post(f"/api/v1/projects/{ls_project.slug}/imports/", body, format="multipart")
+    assert response.status_code == 400
+    assert list(response.json()["error"]["fields"]) == [field]
+    assert words in response.json()["error"]["fields"][field][0]
+
+
 def test_the_page_previews_then_imports(
     client, ls_project, ls_lead, django_capture_on_commit_callbacks
 ):

@@ -3,8 +3,9 @@
 import pytest
 from django.db import IntegrityError, transaction
 
-from annotator.models import Membership, Pair, Project, Role
+from annotator.models import Membership, Pair, PairEvent, PairEventKind, Project, Role
 from annotator.services import PairInput, pair_create
+from review.models import Decision
 from tests.images import edited_pair
 
 
@@ -70,3 +71,11 @@ def test_pair_status_must_be_a_known_status(project):
     a, b = edited_pair()
     pair = pair_create(project=project, pair_input=PairInput(a, b))
     assert _violates(lambda: Pair.objects.filter(pk=pair.pk).update(status="lost"))
+
+
+def test_pair_event_kind_must_be_a_known_kind(project):
+    a, b = edited_pair()
+    pair = pair_create(project=project, pair_input=PairInput(a, b))
+    assert _violates(lambda: PairEvent.objects.create(pair=pair, kind="teleported"))
+    # Every lead decision has its event kind ("resolution:<decision>").
+    assert {f"resolution:{d}" for d in Decision.values} <= set(PairEventKind.values)

@@ -1,20 +1,12 @@
 // One adjudication screen: the workspace's viewer, modes, pointer editing, change cards and
-// shortcuts (imported from the shared canvas kit, static/canvas/js), with both annotations painted as
+// shortcuts (the shared canvas screen, static/canvas/js/mount.js), with both annotations painted as
 // read-only layers, the agreement breakdown, and the lead's decisions. The merged answer lives in
-// the workspace store, which writes the hidden <textarea name="answer"> (the source of truth, as
+// the canvas store, which writes the hidden <textarea name="answer"> (the source of truth, as
 // in the workspace); it exists only while the lead edits one.
-import { createActions } from "../../canvas/js/actions.js";
-import { fitStage, watchImages } from "../../canvas/js/stage.js";
 import { sendJson } from "../../canvas/js/api.js";
-import { fitView, frameBox, viewTransform } from "../../canvas/js/box.js";
-import { createChrome } from "../../canvas/js/chrome.js";
-import { attachPointer } from "../../canvas/js/draw.js";
-import { actionFor, bindKeys, renderHelp } from "../../canvas/js/keys.js";
-import { computeDifference, createModes } from "../../canvas/js/modes.js";
-import { createPanel } from "../../canvas/js/panel.js";
-import { buildScene, panelSide } from "../../canvas/js/scene.js";
-import { createStore, otherSide } from "../../canvas/js/state.js";
-import { createViewer } from "../../canvas/js/viewer.js";
+import { frameBox } from "../../canvas/js/box.js";
+import { actionFor } from "../../canvas/js/keys.js";
+import { mountCanvas } from "../../canvas/js/mount.js";
 import { ADJ_SHORTCUTS, adjudicationAction } from "./adj-keys.js";
 import { canDecide, mergeErrors, standingAfter, statusLabel } from "./decide.js";
 import { availableLayers, initialVisibility, mergeColor, referenceBoxes, unionBox } from "./layers.js";
@@ -32,9 +24,6 @@ const EDIT_ACTIONS = new Set([
 const IGNORED = new Set(["tier", "category", "predictions-accept", "predictions-toggle"]);
 
 export function mountAdjudication(root) {
-  const controller = new AbortController();
-  const { signal } = controller;
-  const on = (target, type, fn, opts = {}) => target.addEventListener(type, fn, { signal, ...opts });
   const $ = (s) => root.querySelector(s);
   const config = {
     categories: [], vocabulary: [], annotations: [], resolutions: [], agreement: null,
@@ -47,80 +36,39 @@ export function mountAdjudication(root) {
     queue: data.urlQueue || null, next: data.urlNext || null,
   };
   const send = (method, url, body) => sendJson(method, url, body, { csrf: data.csrf });
-  const images = { a: $("img[data-source=a]"), b: $("img[data-source=b]") };
-  const frames = { a: { ...config.sides.a }, b: { ...config.sides.b } };
-  const stage = $("[data-stage]");
   const mergeRoot = $("[data-merge]");
-  const field = mergeRoot.querySelector("[data-answer]");
-
-  const store = createStore({ frames, field, categories: config.categories.map((c) => c.slug), tiersNeedingChange: [] });
-  // The textarea is the source of truth: whoever rewrites it (a test, a script) reloads the store.
-  on(field, "input", () => {
-    try {
-      store.load(JSON.parse(field.value));
-    } catch {
-      store.write();
-    }
-  });
 
   let layers = availableLayers(config);
-  let view = fitView();
-  const ui = {
-    showBoxes: true, visible: initialVisibility(layers, config.status), focus: null, pointer: null,
-    diff: null, diffError: null, spaceHeld: false, editing: false,
-  };
-  const views = [...root.querySelectorAll("[data-view]")].map((el, index) => ({ el, index, viewer: createViewer(el.querySelector("canvas")) }));
-  const visibleViews = () => (modes.single ? views.slice(0, 1) : views);
-
-  let requested = false;
-  function invalidate() {
-    if (requested || signal.aborted) return;
-    requested = true;
-    requestAnimationFrame(paint);
-  }
-
-  // What the workspace modules expect of "the workspace" (chrome.js, actions.js).
-  const ws = {
-    root, stage, urls, store, ui,
+  const openedAt = performance.now();
+  const kit = mountCanvas(root, {
+    // What the workspace modules expect of "the workspace" (chrome.js, actions.js).
     config: { ...config, tiers: [], predictions: [] },
-    getView: () => view,
-    setView(next) {
-      view = next;
-      invalidate();
-    },
-    size: () => views[0].viewer.size,
-    ref: () => frames.a,
-    setFlag(name, value) {
-      ui[name] = value;
-      invalidate();
-    },
-    status: (text) => chrome.status(text),
-    openDialog(name) {
-      const dialog = root.querySelector(`dialog[data-${name}]`);
-      if (dialog && !dialog.open) dialog.showModal();
-    },
-  };
-  const modes = createModes({
-    onChange: () => {
-      chrome.applyMode();
-      views.forEach((v) => v.viewer.resize());
-      if (modes.mode === "diff") ensureDiff();
-      invalidate();
-    },
-    onFlick: () => store.setSide(otherSide(store.state.sel.side)),
-  });
-  ws.modes = modes;
-  const chrome = createChrome(ws);
-  const panel = createPanel(mergeRoot, {
-    store, config, colorOf: mergeColor,
-    onFrameBox(change, side) {
-      const box = store.state.changes[change]?.[`boxes_${side}`][0];
-      if (!box) return;
-      store.select(change, side, 0);
-      ws.setView(frameBox(box, frames[side], ws.size(), frames.a));
+    urls,
+    field: mergeRoot.querySelector("[data-answer]"),
+    store: { tiersNeedingChange: [] },
+    ui: { visible: initialVisibility(layers, config.status), focus: null, editing: false },
+    panelRoot: mergeRoot,
+    panel: { colorOf: mergeColor },
+    scene: () => ({
+      colorOf: mergeColor,
+      referenceBoxes: (side) => referenceBoxes(layers, ui.visible, side, { editing: ui.editing, focus: ui.focus }),
+    }),
+    // Until a merged answer is being edited, a drag pans and nothing can be picked.
+    editable: () => ui.editing,
+    run: (name, arg) => run(name, arg),
+    resolveKey: (e, opts) => adjudicationAction(e, { ...opts, editing: ui.editing }) ?? actionFor(e, opts),
+    shortcuts: ADJ_SHORTCUTS,
+    acceptClick(button) {
+      const decides = ["accept-1", "accept-2"].includes(button.dataset.action); // one click decides
+      if (decides && tooSoon(openedAt, performance.now())) {
+        // The second click of a double-click that decided the pair before: not meant for this one.
+        chrome.status("Click ignored: this pair has just opened — click again to decide it");
+        return false;
+      }
+      return true;
     },
   });
-  ws.panel = panel;
+  const { store, ui, ws, chrome, panel, modes, stage, frames, signal, invalidate, actions } = kit;
 
   const sidebar = createSidebar({
     root, config,
@@ -141,53 +89,6 @@ export function mountAdjudication(root) {
       return null;
     },
   });
-
-  function paint() {
-    requested = false;
-    const ctx = {
-      state: store.state, mode: modes.mode, swipe: modes.swipe, view, ref: frames.a, frames, images,
-      diff: ui.diff, diffError: ui.diffError, predictions: [], showPredictions: false,
-      showBoxes: ui.showBoxes, pointer: ui.pointer, colorOf: mergeColor,
-      referenceBoxes: (side) => referenceBoxes(layers, ui.visible, side, { editing: ui.editing, focus: ui.focus }),
-    };
-    for (const v of visibleViews()) v.viewer.paint(buildScene(ctx, v.index, v.viewer.size));
-    chrome.update();
-  }
-
-  function ensureDiff() {
-    if (ui.diff || ui.diffError || !images.a.complete || !images.b.complete) return;
-    setTimeout(() => {
-      try {
-        ui.diff = computeDifference(images.a, images.b, frames.a);
-      } catch {
-        ui.diffError = "The difference cannot be computed for these images.";
-      }
-      invalidate();
-    }, 30);
-  }
-
-  // Pointer: until a merged answer is being edited, a drag pans and nothing can be picked.
-  for (const v of views) {
-    attachPointer(v.el, {
-      store, modes, signal, panelIndex: v.index,
-      sideAt: () => panelSide(modes.mode, v.index, store.state.sel.side),
-      transform: (side) => viewTransform(view, v.viewer.size, frames.a, frames[side]),
-      frames: () => frames,
-      ref: () => frames.a,
-      size: () => v.viewer.size,
-      getView: () => view,
-      setView: ws.setView,
-      spaceHeld: () => ui.spaceHeld || !ui.editing,
-      showBoxes: () => ui.showBoxes && ui.editing,
-      focus: () => stage.focus({ preventScroll: true }),
-      notice: (text) => chrome.status(text),
-      onPointer(info) {
-        ui.pointer = info;
-        chrome.pointer(info);
-        invalidate();
-      },
-    });
-  }
 
   // Layers: toggles in the toolbar (and Shift + 1…4).
   function renderLayerToggles() {
@@ -294,7 +195,6 @@ export function mountAdjudication(root) {
     },
   });
 
-  const actions = createActions(ws);
   const own = {
     "accept-key": (n) => resolver.arm(`accept_${n}`, String(n)),
     "accept-1": () => resolver.decide("accept_1"),
@@ -325,72 +225,28 @@ export function mountAdjudication(root) {
     return actions[name]?.(arg);
   }
 
-  bindKeys({
-    root, stage, ui, run, signal,
-    resolve: (e, opts) => adjudicationAction(e, { ...opts, editing: ui.editing }) ?? actionFor(e, opts),
-  });
-  const openedAt = performance.now();
-  on(root, "click", (e) => {
-    const button = e.target.closest("button[data-action]");
-    if (!button || button.disabled) return;
-    const decides = ["accept-1", "accept-2"].includes(button.dataset.action); // one click decides
-    if (decides && tooSoon(openedAt, performance.now())) {
-      // The second click of a double-click that decided the pair before: not meant for this one.
-      chrome.status("Click ignored: this pair has just opened — click again to decide it");
-      return;
-    }
-    run(button.dataset.action, button);
-  });
-  on($(".ws-toolbar"), "mousedown", (e) => e.target.closest("button") && e.preventDefault());
-  root.querySelectorAll("dialog").forEach((dialog) => {
-    on(dialog, "click", (e) => {
-      if (e.target === dialog || e.target.closest("[data-close]")) dialog.close();
-    });
-    on(dialog, "close", () => stage.focus({ preventScroll: true }));
-  });
-  renderHelp($("[data-help-body]"), ADJ_SHORTCUTS);
-
-  store.subscribe((kind) => {
-    merge.changed(kind);
-    invalidate();
-    panel.render();
-  });
-
-  const { fit, observer } = fitStage(root, stage, views, invalidate);
-
-  watchImages({
-    images, frames, store, chrome, on, pair: config.pair, failed: "Reload the page.",
-    onLoaded: () => {
-      if (modes.mode === "diff") ensureDiff();
-      invalidate();
-    },
-  });
+  kit.start({ onStoreChange: (kind) => merge.changed(kind), failed: "Reload the page." });
 
   merge.fillSources();
   renderLayerToggles();
   sidebar.render();
   updateStatus();
-  chrome.applyMode();
   setEditing(false);
-  fit();
+  kit.fit();
 
   merge.restore(); // an unsent merged answer from an earlier visit comes back
   const decided = takeDecision(session);
   if (decided) showDecisionToast(decided, { root, send, status: (text) => chrome.status(text) });
-  if (!root.contains(document.activeElement)) stage.focus({ preventScroll: true });
+  kit.focusStage();
 
   const instance = {
     root, store,
-    getView: () => view,
+    getView: kit.getView,
     frames: () => frames,
     get editing() {
       return ui.editing;
     },
-    dispose() {
-      controller.abort();
-      observer.disconnect();
-      modes.dispose();
-    },
+    dispose: () => kit.dispose(),
   };
   root.dataset.ready = ""; // browser tests wait for [data-adjudication][data-ready]
   return instance;
