@@ -6,10 +6,9 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import ndimage as ndi
-from skimage.filters import apply_hysteresis_threshold
-from skimage.metrics import structural_similarity
 
 from pairdiff.pixeldiff.decode import Xyxy
+from pairdiff.pixeldiff.morphology import dilate, erode
 from pairdiff.pixeldiff.settings import Settings
 
 # sRGB decoding as a 256-entry table: converting uint8 through it is far cheaper than the
@@ -28,14 +27,20 @@ _TO_XYZ = np.array(
 ) / np.array([[0.950456], [1.0], [1.088754]], np.float32)
 
 
+# f(X), f(Y), f(Z) → L*, a*, b* as one small matrix product (L* still needs its -16).
+_FROM_F = np.array([[0.0, 116.0, 0.0], [500.0, -500.0, 0.0], [0.0, 200.0, -200.0]], np.float32)
+
+
 def to_lab(rgb: np.ndarray) -> np.ndarray:
     """CIELAB (D65) of a uint8 RGB image, float32 (h, w, 3); L in [0, 100]."""
     xyz = _LINEAR[rgb] @ _TO_XYZ.T
-    f = np.where(xyz > 0.008856, np.cbrt(xyz), 7.787 * xyz + 16.0 / 116.0)
-    lab = np.empty_like(f)
-    lab[..., 0] = 116.0 * f[..., 1] - 16.0
-    lab[..., 1] = 500.0 * (f[..., 0] - f[..., 1])
-    lab[..., 2] = 200.0 * (f[..., 1] - f[..., 2])
+    # The cube root everywhere, then the linear toe on the few dark pixels: cheaper than
+    # np.where, which evaluates both branches over the whole frame.
+    f = np.cbrt(xyz)
+    dark = xyz <= 0.008856
+    f[dark] = 7.787 * xyz[dark] + 16.0 / 116.0
+    lab = f @ _FROM_F.T
+    lab[..., 0] -= 16.0
     return lab
 
 
@@ -48,15 +53,7 @@ def score_map(lab_a: np.ndarray, lab_b: np.ndarray, s: Settings) -> np.ndarray:
     score = ndi.gaussian_filter(de, 1.0) / s.delta_e
     # Gaussian SSIM (σ 1.5) uses an 11×11 window; smaller images are judged on ΔE alone.
     if min(score.shape) >= 11:
-        _, ssim = structural_similarity(
-            lab_a[..., 0],
-            lab_b[..., 0],
-            data_range=100.0,
-            full=True,
-            gaussian_weights=True,
-            sigma=1.5,
-            use_sample_covariance=False,
-        )
+        ssim = _ssim(lab_a[..., 0], lab_b[..., 0], data_range=100.0)
         score = np.maximum(score, (1.0 - ssim) / 2.0 / s.dissimilarity)
     return score.astype(np.float32)
 
@@ -78,6 +75,24 @@ def _chroma_distance(lab_a: np.ndarray, lab_b: np.ndarray) -> np.ndarray:
         total_ab += _outside(cb, ca) ** 2
         total_ba += _outside(ca, cb) ** 2
     return np.sqrt(np.minimum(total_ab, total_ba))
+
+
+def _ssim(x: np.ndarray, y: np.ndarray, data_range: float) -> np.ndarray:
+    """Per-pixel SSIM with Gaussian weights (σ 1.5, an 11×11 window) and population
+    covariance: skimage's structural_similarity(full=True) map, its local moments filtered in
+    one call on float32."""
+    c1, c2 = (0.01 * data_range) ** 2, (0.03 * data_range) ** 2
+    x = x.astype(np.float32)
+    y = y.astype(np.float32)
+    # Only the sum of the two variances is used, so x² + y² is filtered once (linear).
+    moments = ndi.gaussian_filter(
+        np.stack([x, y, x * x + y * y, x * y]), (0, 1.5, 1.5), truncate=3.5, mode="reflect"
+    )
+    ux, uy, uxx_yy, uxy = moments
+    means = ux * ux + uy * uy
+    return ((2 * ux * uy + c1) * (2 * (uxy - ux * uy) + c2)) / (
+        (means + c1) * (uxx_yy - means + c2)
+    )
 
 
 def _outside(x: np.ndarray, ref: np.ndarray) -> np.ndarray:
@@ -112,14 +127,23 @@ def changed_mask(score: np.ndarray, levels: tuple[float, float], s: Settings) ->
     """Pixels above the threshold, grown by hysteresis, opened, closed and de-speckled."""
     h, w = score.shape
     high, low = levels
-    mask = apply_hysteresis_threshold(score, low, high)
-    mask = ndi.binary_opening(mask, structure=_disk(1))
+    mask = _hysteresis(score, low, high)
+    mask = dilate(erode(mask, 1), 1)  # opening by a 3×3 cross: single-pixel specks go
     radius = max(1, round(s.close * float(np.hypot(h, w))))
     # Closing joins the speckles of a noisy or textured edit into one area; padding first
     # keeps regions at the border from being eaten by the erosion.
     padded = np.pad(mask, radius)
-    mask = ndi.binary_closing(padded, structure=_disk(radius))[radius:-radius, radius:-radius]
+    mask = erode(dilate(padded, radius), radius)[radius:-radius, radius:-radius]
     return drop_small(mask, max(4, round(s.min_area * h * w)))
+
+
+def _hysteresis(score: np.ndarray, low: float, high: float) -> np.ndarray:
+    """Connected areas above `low` that reach above `high` somewhere (skimage's
+    apply_hysteresis_threshold, counting with bincount instead of a per-label sum)."""
+    labels, n = ndi.label(score > min(low, high))
+    reached = np.bincount(labels[score > high], minlength=n + 1) > 0
+    reached[0] = False
+    return reached[labels]
 
 
 def drop_small(mask: np.ndarray, min_pixels: int) -> np.ndarray:
@@ -130,11 +154,6 @@ def drop_small(mask: np.ndarray, min_pixels: int) -> np.ndarray:
     keep = sizes >= min_pixels
     keep[0] = False
     return keep[labels]
-
-
-def _disk(radius: int) -> np.ndarray:
-    yy, xx = np.mgrid[-radius : radius + 1, -radius : radius + 1]
-    return xx * xx + yy * yy <= radius * radius
 
 
 @dataclass

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from pairdiff.pixeldiff import words
-from pairdiff.pixeldiff.decode import DecodeError, Frames, Xyxy, common_frame, decode
+from pairdiff.pixeldiff.decode import DecodeError, Frames, Xyxy, common_frame, decode_image
 from pairdiff.pixeldiff.group import group
 from pairdiff.pixeldiff.local import Local, Views, describe
 from pairdiff.pixeldiff.maps import changed_mask, regions, score_map, threshold, to_lab
@@ -43,8 +43,8 @@ class PixelDiff:
     ) -> PredictionResult:
         """Propose the changes between A and B; never raises, errors come back as `error`."""
         try:
-            a = decode(image_a, self.settings.max_pixels, "A")
-            b = decode(image_b, self.settings.max_pixels, "B")
+            a = decode_image(image_a, self.settings.max_pixels, "A")
+            b = decode_image(image_b, self.settings.max_pixels, "B")
         except DecodeError as exc:
             return PredictionResult(error=str(exc))
         slugs = (categories,) if isinstance(categories, str) else tuple(categories or ())
