@@ -44,15 +44,64 @@ def to_lab(rgb: np.ndarray) -> np.ndarray:
     return lab
 
 
-def score_map(lab_a: np.ndarray, lab_b: np.ndarray, s: Settings) -> np.ndarray:
+# How far one differing pixel reaches into the score: the chroma blur (4 px), the 3×3 range
+# (1) and the ΔE smoothing (4); SSIM's window reaches 5.
+REACH = 9
+
+
+@dataclass(frozen=True)
+class Maps:
+    """Both working images in CIELAB and their score map."""
+
+    lab_a: np.ndarray
+    lab_b: np.ndarray
+    score: np.ndarray
+
+
+def maps(rgb_a: np.ndarray, rgb_b: np.ndarray, s: Settings) -> Maps:
+    """CIELAB of both sides and the score map, computed on B and scored only inside the box
+    where the pixels of A and B differ (grown by twice the filters' reach): outside it the two
+    sides are the same pixels, so B's Lab is A's and the score is exactly 0 (every filter of
+    equal inputs gives equal outputs). A pair edited in place and saved losslessly skips most
+    of the frame; a re-encoded or globally changed pair differs everywhere and costs the same.
+    """
+    lab_a = to_lab(rgb_a)
+    box = differing_box(rgb_a, rgb_b, 2 * REACH)
+    lab_b = lab_a.copy()
+    score = np.zeros(rgb_a.shape[:2], np.float32)
+    if box is not None:
+        lab_b[box] = to_lab(rgb_b[box])
+        score[box] = score_map(lab_a[box], lab_b[box], s, frame=score.shape)
+    return Maps(lab_a, lab_b, score)
+
+
+def differing_box(a: np.ndarray, b: np.ndarray, margin: int) -> tuple[slice, slice] | None:
+    """Rows and columns of the smallest box holding every pixel where A and B differ, grown by
+    margin and clipped to the frame; None when the images are identical."""
+    differs = np.any(a != b, axis=-1)
+    rows = np.flatnonzero(differs.any(axis=1))
+    if not rows.size:
+        return None
+    cols = np.flatnonzero(differs.any(axis=0))
+    h, w = differs.shape
+    return (
+        slice(max(0, int(rows[0]) - margin), min(h, int(rows[-1]) + 1 + margin)),
+        slice(max(0, int(cols[0]) - margin), min(w, int(cols[-1]) + 1 + margin)),
+    )
+
+
+def score_map(
+    lab_a: np.ndarray, lab_b: np.ndarray, s: Settings, frame: tuple[int, int] | None = None
+) -> np.ndarray:
     """Per-pixel difference in units of "just visible": the larger of colour (ΔE) and
     structure (SSIM on lightness). ΔE sees recolouring and light; SSIM sees blur, noise and
-    texture that barely move the mean colour."""
+    texture that barely move the mean colour. `frame` is the whole frame's shape when these
+    are a part of it."""
     de = np.sqrt((lab_a[..., 0] - lab_b[..., 0]) ** 2 + _chroma_distance(lab_a, lab_b) ** 2)
     # A little smoothing: one odd pixel (resampling, dithering) is not a change.
     score = ndi.gaussian_filter(de, 1.0) / s.delta_e
     # Gaussian SSIM (σ 1.5) uses an 11×11 window; smaller images are judged on ΔE alone.
-    if min(score.shape) >= 11:
+    if min(frame or score.shape) >= 11:
         ssim = _ssim(lab_a[..., 0], lab_b[..., 0], data_range=100.0)
         score = np.maximum(score, (1.0 - ssim) / 2.0 / s.dissimilarity)
     return score.astype(np.float32)

@@ -11,7 +11,7 @@ from pairdiff.pixeldiff import words
 from pairdiff.pixeldiff.decode import DecodeError, Frames, Xyxy, common_frame, decode_image
 from pairdiff.pixeldiff.group import group
 from pairdiff.pixeldiff.local import Local, Views, describe
-from pairdiff.pixeldiff.maps import changed_mask, regions, score_map, threshold, to_lab
+from pairdiff.pixeldiff.maps import changed_mask, maps, regions, score_map, threshold, to_lab
 from pairdiff.pixeldiff.settings import Settings
 from pairdiff.pixeldiff.whole import GlobalChange, fit_tone, photometric, spread, texture
 from pairdiff.predict import (
@@ -59,8 +59,8 @@ class _Run:
 
     def __init__(self, s: Settings, frames: Frames, categories: tuple[str, ...]) -> None:
         self.s, self.frames, self.categories = s, frames, categories
-        self.lab_a, self.lab_b = to_lab(frames.a), to_lab(frames.b)
-        self.score = score_map(self.lab_a, self.lab_b, s)
+        m = maps(frames.a, frames.b, s)
+        self.lab_a, self.lab_b, self.score = m.lab_a, m.lab_b, m.score
         self.diag: dict[str, object] = {"frame": list(frames.shape[::-1])}
 
     def result(self) -> PredictionResult:
