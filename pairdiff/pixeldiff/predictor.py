@@ -11,7 +11,7 @@ from pairdiff.pixeldiff import words
 from pairdiff.pixeldiff.decode import DecodeError, Frames, Xyxy, common_frame, decode_image
 from pairdiff.pixeldiff.group import group
 from pairdiff.pixeldiff.local import Local, Views, describe
-from pairdiff.pixeldiff.maps import changed_mask, maps, regions, score_map, threshold, to_lab
+from pairdiff.pixeldiff.maps import changed_mask, maps, regions, threshold
 from pairdiff.pixeldiff.settings import Settings
 from pairdiff.pixeldiff.whole import GlobalChange, fit_tone, photometric, spread, texture
 from pairdiff.predict import (
@@ -102,8 +102,9 @@ class _Run:
         if self.spread >= s.global_spread:
             # A tone curve fitted from A to B absorbs lighting and colour casts; what it leaves
             # behind is local. If it explains little, look at fine detail (noise, blur).
-            lab_fit = to_lab(fit_tone(self.frames.a, self.frames.b))
-            score_fit = score_map(lab_fit, self.lab_b, s)
+            # A pure tone curve maps A onto B's very pixels, so only the rest is scored.
+            fit = maps(fit_tone(self.frames.a, self.frames.b), self.frames.b, s)
+            lab_fit, score_fit = fit.lab_a, fit.score
             left = score_fit > 1.0
             self.diag["spread_after_tone"] = round(spread(left), 3)
             if spread(left) < s.global_spread and left.mean() < 0.5 * visible.mean():
