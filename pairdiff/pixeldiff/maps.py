@@ -78,12 +78,13 @@ def maps(rgb_a: np.ndarray, rgb_b: np.ndarray, s: Settings) -> Maps:
 def differing_box(a: np.ndarray, b: np.ndarray, margin: int) -> tuple[slice, slice] | None:
     """Rows and columns of the smallest box holding every pixel where A and B differ, grown by
     margin and clipped to the frame; None when the images are identical."""
-    differs = np.any(a != b, axis=-1)
+    h, w = a.shape[:2]
+    # Rows of bytes (r, g, b, r, g, b, ...): reducing along a length-3 axis is slow.
+    differs = a.reshape(h, -1) != b.reshape(h, -1)
     rows = np.flatnonzero(differs.any(axis=1))
     if not rows.size:
         return None
-    cols = np.flatnonzero(differs.any(axis=0))
-    h, w = differs.shape
+    cols = np.flatnonzero(differs[rows[0] : rows[-1] + 1].any(axis=0).reshape(w, -1).any(axis=1))
     return (
         slice(max(0, int(rows[0]) - margin), min(h, int(rows[-1]) + 1 + margin)),
         slice(max(0, int(cols[0]) - margin), min(w, int(cols[-1]) + 1 + margin)),
@@ -163,8 +164,13 @@ def threshold(score: np.ndarray, s: Settings) -> tuple[float, float]:
     median and spread rise with that background and only real edits stand out; the cap keeps
     a change that covers most of the frame from raising the bar above itself.
     """
-    med = float(np.median(score))
-    mad = 1.4826 * float(np.median(np.abs(score - med)))
+    if np.count_nonzero(score) < score.size // 2:
+        # Scores are never negative: with most of the frame exactly 0 (a local edit saved
+        # losslessly) the median and its spread are 0, and sorting is not needed to know it.
+        med = mad = 0.0
+    else:
+        med = float(np.median(score))
+        mad = 1.4826 * float(np.median(np.abs(score - med)))
     # Capped: when most of the frame changed, the median sits inside the change itself.
     high = min(max(1.0, med + s.mad_k * mad), s.max_threshold)
     # Growing stops short of the background's own level, else grain joins everything.
