@@ -80,14 +80,16 @@ def differing_box(a: np.ndarray, b: np.ndarray, margin: int) -> tuple[slice, sli
     margin and clipped to the frame; None when the images are identical."""
     h, w = a.shape[:2]
     # Rows of bytes (r, g, b, r, g, b, ...): reducing along a length-3 axis is slow.
-    differs = a.reshape(h, -1) != b.reshape(h, -1)
-    rows = np.flatnonzero(differs.any(axis=1))
-    if not rows.size:
+    box = nonzero_box(a.reshape(h, -1) != b.reshape(h, -1), 0)
+    if box is None:
         return None
-    cols = np.flatnonzero(differs[rows[0] : rows[-1] + 1].any(axis=0).reshape(w, -1).any(axis=1))
+    rows, cols = box
+    channels = a.size // (h * w)
+    # Columns of bytes back to columns of pixels.
+    first, last = cols.start // channels, (cols.stop - 1) // channels + 1
     return (
-        slice(max(0, int(rows[0]) - margin), min(h, int(rows[-1]) + 1 + margin)),
-        slice(max(0, int(cols[0]) - margin), min(w, int(cols[-1]) + 1 + margin)),
+        slice(max(0, rows.start - margin), min(h, rows.stop + margin)),
+        slice(max(0, first - margin), min(w, last + margin)),
     )
 
 
@@ -181,15 +183,43 @@ def threshold(score: np.ndarray, s: Settings) -> tuple[float, float]:
 def changed_mask(score: np.ndarray, levels: tuple[float, float], s: Settings) -> np.ndarray:
     """Pixels above the threshold, grown by hysteresis, opened, closed and de-speckled."""
     h, w = score.shape
+    radius = max(1, round(s.close * float(np.hypot(h, w))))
+    min_pixels = max(4, round(s.min_area * h * w))
+    mask = np.zeros((h, w), bool)
+    # Only nonzero scores can pass the threshold (never below 0.45), and closing reaches
+    # `radius` beyond them: worked out inside their box grown by twice that, the mask is the
+    # same as over the whole frame (a local edit leaves most of the score exactly 0).
+    box = nonzero_box(score, 2 * radius + 2)
+    if box is not None:
+        mask[box] = _cleaned(score[box], levels, radius, min_pixels)
+    return mask
+
+
+def _cleaned(
+    score: np.ndarray, levels: tuple[float, float], radius: int, min_pixels: int
+) -> np.ndarray:
     high, low = levels
     mask = _hysteresis(score, low, high)
     mask = dilate(erode(mask, 1), 1)  # opening by a 3×3 cross: single-pixel specks go
-    radius = max(1, round(s.close * float(np.hypot(h, w))))
     # Closing joins the speckles of a noisy or textured edit into one area; padding first
     # keeps regions at the border from being eaten by the erosion.
     padded = np.pad(mask, radius)
     mask = erode(dilate(padded, radius), radius)[radius:-radius, radius:-radius]
-    return drop_small(mask, max(4, round(s.min_area * h * w)))
+    return drop_small(mask, min_pixels)
+
+
+def nonzero_box(values: np.ndarray, margin: int) -> tuple[slice, slice] | None:
+    """Rows and columns of the smallest box holding every nonzero value, grown by margin and
+    clipped to the frame; None when all are 0."""
+    rows = np.flatnonzero(values.any(axis=1))
+    if not rows.size:
+        return None
+    cols = np.flatnonzero(values[rows[0] : rows[-1] + 1].any(axis=0))
+    h, w = values.shape
+    return (
+        slice(max(0, int(rows[0]) - margin), min(h, int(rows[-1]) + 1 + margin)),
+        slice(max(0, int(cols[0]) - margin), min(w, int(cols[-1]) + 1 + margin)),
+    )
 
 
 def _hysteresis(score: np.ndarray, low: float, high: float) -> np.ndarray:

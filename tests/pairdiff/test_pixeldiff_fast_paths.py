@@ -12,8 +12,18 @@ from skimage.metrics import structural_similarity
 
 from pairdiff.pixeldiff import Settings
 from pairdiff.pixeldiff.decode import common_frame
-from pairdiff.pixeldiff.maps import REACH, differing_box, maps, score_map, to_lab
+from pairdiff.pixeldiff.maps import (
+    REACH,
+    _cleaned,
+    changed_mask,
+    differing_box,
+    maps,
+    score_map,
+    threshold,
+    to_lab,
+)
 from pairdiff.pixeldiff.morphology import dilate, erode
+from pairdiff.pixeldiff.whole import _fine, _fine_like
 
 
 def _disk(radius: int) -> np.ndarray:
@@ -88,3 +98,19 @@ def test_a_whole_number_shrink_is_the_box_average_within_a_level():
     box = np.asarray(Image.fromarray(big).resize((512, 512), Image.Resampling.BOX))
     assert frames.a.shape == (512, 512, 3)
     assert np.abs(frames.a.astype(int) - box).max() <= 1
+
+
+def test_the_mask_and_the_fine_detail_are_worked_out_around_the_edit_exactly():
+    a = _photo()
+    b = a.copy()
+    b[10:60, 400:470] = 255 - b[10:60, 400:470]  # an inverted patch near the top edge
+    lab_a, lab_b = to_lab(a), to_lab(b)
+    s = Settings()
+    score = score_map(lab_a, lab_b, s)
+    levels = threshold(score, s)
+    frame_radius = max(1, round(s.close * float(np.hypot(512, 512))))
+    everywhere = _cleaned(score, levels, frame_radius, max(4, round(s.min_area * 512 * 512)))
+    assert everywhere.any()
+    assert np.array_equal(changed_mask(score, levels, s), everywhere)
+    assert np.array_equal(_fine_like(lab_b, lab_a, _fine(lab_a)), _fine(lab_b))
+    assert np.array_equal(_fine_like(lab_a, lab_a, _fine(lab_a)), _fine(lab_a))
