@@ -37,10 +37,9 @@ def decode_image(data: object, max_pixels: int, side: str) -> Image.Image:
             warnings.simplefilter("ignore")
             img = Image.open(io.BytesIO(bytes(data)))
             if img.width * img.height > max_pixels:
+                reason = f"image {side}: {img.width}×{img.height} is over {max_pixels:,} pixels"
                 img.close()
-                raise DecodeError(
-                    f"image {side}: {img.width}×{img.height} is over {max_pixels:,} pixels"
-                )
+                raise DecodeError(reason)
             # In place: the decoded copy is ours (the caller's bytes are never touched), and
             # copying a 1024² image only to read it costs as much as decoding it.
             ImageOps.exif_transpose(img, in_place=True)

@@ -195,9 +195,10 @@ def changed_mask(score: np.ndarray, levels: tuple[float, float], s: Settings) ->
     radius = max(1, round(s.close * float(np.hypot(h, w))))
     min_pixels = max(4, round(s.min_area * h * w))
     mask = np.zeros((h, w), bool)
-    # Only nonzero scores can pass the threshold (never below 0.45), and closing reaches
-    # `radius` beyond them: worked out inside their box grown by twice that, the mask is the
-    # same as over the whole frame (a local edit leaves most of the score exactly 0).
+    # Only nonzero scores can pass the threshold (`low` is a positive share of `high` >= 1),
+    # and closing reaches `radius` beyond them: worked out inside their box grown by twice
+    # that, the mask is the same as over the whole frame (a local edit leaves most of the
+    # score exactly 0).
     box = nonzero_box(score, 2 * radius + 2)
     if box is not None:
         mask[box] = _cleaned(score[box], levels, radius, min_pixels)
