@@ -124,8 +124,11 @@ def describe(region: Region, v: Views) -> list[Local]:
             return [local("blur", [box], [box], "blurred")]
     # Otherwise each side gets its own extent: the changed pixels near where that side departs
     # from the background (the old word on A and the new one on B; the large and small coin).
-    own_a = _extent(crop_a, crop_b, ring, mask, wx1, wy1) if has_ring else None
-    own_b = _extent(crop_b, crop_a, ring, mask, wx1, wy1) if has_ring else None
+    own_a = own_b = None
+    if has_ring:
+        dev_a, dev_b = _deviation(crop_a, ring), _deviation(crop_b, ring)
+        own_a = _extent(dev_a, dev_b, mask, wx1, wy1)
+        own_b = _extent(dev_b, dev_a, mask, wx1, wy1)
     if own_a and own_b:
         word = scaled(own_a, own_b)
         if word:
@@ -194,12 +197,12 @@ def _objects(content: np.ndarray, box: Xyxy, x0: int, y0: int) -> list[Xyxy]:
 
 
 def _extent(
-    lab: np.ndarray, other: np.ndarray, ring: np.ndarray, mask: np.ndarray, x0: int, y0: int
+    dev: np.ndarray, dev_other: np.ndarray, mask: np.ndarray, x0: int, y0: int
 ) -> Xyxy | None:
     """Box of the changed pixels close to where this side departs from the background (and
     not far less than the other side does there: a faint old halo under a bright new object
-    is the new object's); None when that is only a sliver of the region."""
-    dev, dev_other = _deviation(lab, ring), _deviation(other, ring)
+    is the new object's); None when that is only a sliver of the region. dev and dev_other
+    are each side's `_deviation` from the ring."""
     own = mask & (dev > _CONTENT_K) & (dev >= 0.7 * dev_other)
     own = mask & ndi.binary_dilation(own, iterations=2)
     if own.sum() < 0.1 * mask.sum():

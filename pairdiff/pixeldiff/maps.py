@@ -8,11 +8,10 @@ import numpy as np
 
 from pairdiff.lazy import lazy_module
 from pairdiff.pixeldiff.decode import Xyxy
+from pairdiff.pixeldiff.morphology import dilate, erode
 from pairdiff.pixeldiff.settings import Settings
 
 ndi = lazy_module("scipy.ndimage")
-filters = lazy_module("skimage.filters")
-metrics = lazy_module("skimage.metrics")
 
 # sRGB decoding as a 256-entry table: converting uint8 through it is far cheaper than the
 # power function per pixel, and skimage's rgb2lab costs several times more at 512².
@@ -30,35 +29,85 @@ _TO_XYZ = np.array(
 ) / np.array([[0.950456], [1.0], [1.088754]], np.float32)
 
 
+# f(X), f(Y), f(Z) → L*, a*, b* as one small matrix product (L* still needs its -16).
+_FROM_F = np.array([[0.0, 116.0, 0.0], [500.0, -500.0, 0.0], [0.0, 200.0, -200.0]], np.float32)
+
+
 def to_lab(rgb: np.ndarray) -> np.ndarray:
     """CIELAB (D65) of a uint8 RGB image, float32 (h, w, 3); L in [0, 100]."""
     xyz = _LINEAR[rgb] @ _TO_XYZ.T
-    f = np.where(xyz > 0.008856, np.cbrt(xyz), 7.787 * xyz + 16.0 / 116.0)
-    lab = np.empty_like(f)
-    lab[..., 0] = 116.0 * f[..., 1] - 16.0
-    lab[..., 1] = 500.0 * (f[..., 0] - f[..., 1])
-    lab[..., 2] = 200.0 * (f[..., 1] - f[..., 2])
+    # The cube root everywhere, then the linear toe on the few dark pixels: cheaper than
+    # np.where, which evaluates both branches over the whole frame.
+    f = np.cbrt(xyz)
+    dark = xyz <= 0.008856
+    f[dark] = 7.787 * xyz[dark] + 16.0 / 116.0
+    lab = f @ _FROM_F.T
+    lab[..., 0] -= 16.0
     return lab
 
 
-def score_map(lab_a: np.ndarray, lab_b: np.ndarray, s: Settings) -> np.ndarray:
+# How far one differing pixel reaches into the score: the chroma blur (4 px), the 3×3 range
+# (1) and the ΔE smoothing (4); SSIM's window reaches 5.
+REACH = 9
+
+
+@dataclass(frozen=True)
+class Maps:
+    """Both working images in CIELAB and their score map."""
+
+    lab_a: np.ndarray
+    lab_b: np.ndarray
+    score: np.ndarray
+
+
+def maps(rgb_a: np.ndarray, rgb_b: np.ndarray, s: Settings) -> Maps:
+    """CIELAB of both sides and the score map, computed on B and scored only inside the box
+    where the pixels of A and B differ (grown by twice the filters' reach): outside it the two
+    sides are the same pixels, so B's Lab is A's and the score is exactly 0 (every filter of
+    equal inputs gives equal outputs). A pair edited in place and saved losslessly skips most
+    of the frame; a re-encoded or globally changed pair differs everywhere and costs the same.
+    """
+    lab_a = to_lab(rgb_a)
+    box = differing_box(rgb_a, rgb_b, 2 * REACH)
+    lab_b = lab_a.copy()
+    score = np.zeros(rgb_a.shape[:2], np.float32)
+    if box is not None:
+        lab_b[box] = to_lab(rgb_b[box])
+        score[box] = score_map(lab_a[box], lab_b[box], s, frame=score.shape)
+    return Maps(lab_a, lab_b, score)
+
+
+def differing_box(a: np.ndarray, b: np.ndarray, margin: int) -> tuple[slice, slice] | None:
+    """Rows and columns of the smallest box holding every pixel where A and B differ, grown by
+    margin and clipped to the frame; None when the images are identical."""
+    h, w = a.shape[:2]
+    # Rows of bytes (r, g, b, r, g, b, ...): reducing along a length-3 axis is slow.
+    box = nonzero_box(a.reshape(h, -1) != b.reshape(h, -1), 0)
+    if box is None:
+        return None
+    rows, cols = box
+    channels = a.size // (h * w)
+    # Columns of bytes back to columns of pixels.
+    first, last = cols.start // channels, (cols.stop - 1) // channels + 1
+    return (
+        slice(max(0, rows.start - margin), min(h, rows.stop + margin)),
+        slice(max(0, first - margin), min(w, last + margin)),
+    )
+
+
+def score_map(
+    lab_a: np.ndarray, lab_b: np.ndarray, s: Settings, frame: tuple[int, int] | None = None
+) -> np.ndarray:
     """Per-pixel difference in units of "just visible": the larger of colour (ΔE) and
     structure (SSIM on lightness). ΔE sees recolouring and light; SSIM sees blur, noise and
-    texture that barely move the mean colour."""
+    texture that barely move the mean colour. `frame` is the whole frame's shape when these
+    are a part of it."""
     de = np.sqrt((lab_a[..., 0] - lab_b[..., 0]) ** 2 + _chroma_distance(lab_a, lab_b) ** 2)
     # A little smoothing: one odd pixel (resampling, dithering) is not a change.
     score = ndi.gaussian_filter(de, 1.0) / s.delta_e
     # Gaussian SSIM (σ 1.5) uses an 11×11 window; smaller images are judged on ΔE alone.
-    if min(score.shape) >= 11:
-        _, ssim = metrics.structural_similarity(
-            lab_a[..., 0],
-            lab_b[..., 0],
-            data_range=100.0,
-            full=True,
-            gaussian_weights=True,
-            sigma=1.5,
-            use_sample_covariance=False,
-        )
+    if min(frame or score.shape) >= 11:
+        ssim = _ssim(lab_a[..., 0], lab_b[..., 0], data_range=100.0)
         score = np.maximum(score, (1.0 - ssim) / 2.0 / s.dissimilarity)
     return score.astype(np.float32)
 
@@ -77,20 +126,47 @@ def _chroma_distance(lab_a: np.ndarray, lab_b: np.ndarray) -> np.ndarray:
         # One contiguous channel at a time: filters run several times faster than on (h, w, 2).
         ca = ndi.gaussian_filter(np.ascontiguousarray(lab_a[..., c]), 1.0)
         cb = ndi.gaussian_filter(np.ascontiguousarray(lab_b[..., c]), 1.0)
-        total_ab += _outside(cb, ca) ** 2
-        total_ba += _outside(ca, cb) ** 2
+        total_ab += _outside(cb, ca)
+        total_ba += _outside(ca, cb)
     return np.sqrt(np.minimum(total_ab, total_ba))
 
 
+def _ssim(x: np.ndarray, y: np.ndarray, data_range: float) -> np.ndarray:
+    """Per-pixel SSIM with Gaussian weights (σ 1.5, an 11×11 window) and population
+    covariance: skimage's structural_similarity(full=True) map, its local moments filtered in
+    one call on float32."""
+    c1, c2 = (0.01 * data_range) ** 2, (0.03 * data_range) ** 2
+    x = x.astype(np.float32)
+    y = y.astype(np.float32)
+    # Only the sum of the two variances is used, so x² + y² is filtered once (linear).
+    moments = ndi.gaussian_filter(
+        np.stack([x, y, x * x + y * y, x * y]), (0, 1.5, 1.5), truncate=3.5, mode="reflect"
+    )
+    ux, uy, uxx_yy, uxy = moments
+    means = ux * ux + uy * uy
+    return ((2 * ux * uy + c1) * (2 * (uxy - ux * uy) + c2)) / (
+        (means + c1) * (uxx_yy - means + c2)
+    )
+
+
 def _outside(x: np.ndarray, ref: np.ndarray) -> np.ndarray:
-    """How far x lies outside ref's 3×3 neighbourhood range (0 inside it)."""
+    """How far x lies outside ref's 3×3 neighbourhood range (0 inside it), squared."""
     p = np.pad(ref, 1, mode="edge")
-    # Shifted slices: several times faster than scipy's min/max filters.
-    rows_lo = np.minimum(np.minimum(p[:-2], p[1:-1]), p[2:])
-    rows_hi = np.maximum(np.maximum(p[:-2], p[1:-1]), p[2:])
-    low = np.minimum(np.minimum(rows_lo[:, :-2], rows_lo[:, 1:-1]), rows_lo[:, 2:])
-    high = np.maximum(np.maximum(rows_hi[:, :-2], rows_hi[:, 1:-1]), rows_hi[:, 2:])
-    return np.maximum(0.0, np.maximum(x - high, low - x))
+    # Shifted slices: several times faster than scipy's min/max filters; results written in
+    # place, since each full-frame temporary costs as much as the arithmetic.
+    rows_lo = np.minimum(p[:-2], p[1:-1])
+    np.minimum(rows_lo, p[2:], out=rows_lo)
+    rows_hi = np.maximum(p[:-2], p[1:-1])
+    np.maximum(rows_hi, p[2:], out=rows_hi)
+    low = np.minimum(rows_lo[:, :-2], rows_lo[:, 1:-1])
+    np.minimum(low, rows_lo[:, 2:], out=low)
+    high = np.maximum(rows_hi[:, :-2], rows_hi[:, 1:-1])
+    np.maximum(high, rows_hi[:, 2:], out=high)
+    np.subtract(x, high, out=high)
+    np.subtract(low, x, out=low)
+    np.maximum(high, low, out=high)
+    np.maximum(high, 0.0, out=high)
+    return np.square(high, out=high)
 
 
 def threshold(score: np.ndarray, s: Settings) -> tuple[float, float]:
@@ -101,8 +177,13 @@ def threshold(score: np.ndarray, s: Settings) -> tuple[float, float]:
     median and spread rise with that background and only real edits stand out; the cap keeps
     a change that covers most of the frame from raising the bar above itself.
     """
-    med = float(np.median(score))
-    mad = 1.4826 * float(np.median(np.abs(score - med)))
+    if np.count_nonzero(score) < score.size // 2:
+        # Scores are never negative: with most of the frame exactly 0 (a local edit saved
+        # losslessly) the median and its spread are 0, and sorting is not needed to know it.
+        med = mad = 0.0
+    else:
+        med = float(np.median(score))
+        mad = 1.4826 * float(np.median(np.abs(score - med)))
     # Capped: when most of the frame changed, the median sits inside the change itself.
     high = min(max(1.0, med + s.mad_k * mad), s.max_threshold)
     # Growing stops short of the background's own level, else grain joins everything.
@@ -113,15 +194,53 @@ def threshold(score: np.ndarray, s: Settings) -> tuple[float, float]:
 def changed_mask(score: np.ndarray, levels: tuple[float, float], s: Settings) -> np.ndarray:
     """Pixels above the threshold, grown by hysteresis, opened, closed and de-speckled."""
     h, w = score.shape
-    high, low = levels
-    mask = filters.apply_hysteresis_threshold(score, low, high)
-    mask = ndi.binary_opening(mask, structure=_disk(1))
     radius = max(1, round(s.close * float(np.hypot(h, w))))
+    min_pixels = max(4, round(s.min_area * h * w))
+    mask = np.zeros((h, w), bool)
+    # Only nonzero scores can pass the threshold (`low` is a positive share of `high` >= 1),
+    # and closing reaches `radius` beyond them: worked out inside their box grown by twice
+    # that, the mask is the same as over the whole frame (a local edit leaves most of the
+    # score exactly 0).
+    box = nonzero_box(score, 2 * radius + 2)
+    if box is not None:
+        mask[box] = _cleaned(score[box], levels, radius, min_pixels)
+    return mask
+
+
+def _cleaned(
+    score: np.ndarray, levels: tuple[float, float], radius: int, min_pixels: int
+) -> np.ndarray:
+    high, low = levels
+    mask = _hysteresis(score, low, high)
+    mask = dilate(erode(mask, 1), 1)  # opening by a 3×3 cross: single-pixel specks go
     # Closing joins the speckles of a noisy or textured edit into one area; padding first
     # keeps regions at the border from being eaten by the erosion.
     padded = np.pad(mask, radius)
-    mask = ndi.binary_closing(padded, structure=_disk(radius))[radius:-radius, radius:-radius]
-    return drop_small(mask, max(4, round(s.min_area * h * w)))
+    mask = erode(dilate(padded, radius), radius)[radius:-radius, radius:-radius]
+    return drop_small(mask, min_pixels)
+
+
+def nonzero_box(values: np.ndarray, margin: int) -> tuple[slice, slice] | None:
+    """Rows and columns of the smallest box holding every nonzero value, grown by margin and
+    clipped to the frame; None when all are 0."""
+    rows = np.flatnonzero(values.any(axis=1))
+    if not rows.size:
+        return None
+    cols = np.flatnonzero(values[rows[0] : rows[-1] + 1].any(axis=0))
+    h, w = values.shape
+    return (
+        slice(max(0, int(rows[0]) - margin), min(h, int(rows[-1]) + 1 + margin)),
+        slice(max(0, int(cols[0]) - margin), min(w, int(cols[-1]) + 1 + margin)),
+    )
+
+
+def _hysteresis(score: np.ndarray, low: float, high: float) -> np.ndarray:
+    """Connected areas above `low` that reach above `high` somewhere (skimage's
+    apply_hysteresis_threshold, counting with bincount instead of a per-label sum)."""
+    labels, n = ndi.label(score > min(low, high))
+    reached = np.bincount(labels[score > high], minlength=n + 1) > 0
+    reached[0] = False
+    return reached[labels]
 
 
 def drop_small(mask: np.ndarray, min_pixels: int) -> np.ndarray:
@@ -132,11 +251,6 @@ def drop_small(mask: np.ndarray, min_pixels: int) -> np.ndarray:
     keep = sizes >= min_pixels
     keep[0] = False
     return keep[labels]
-
-
-def _disk(radius: int) -> np.ndarray:
-    yy, xx = np.mgrid[-radius : radius + 1, -radius : radius + 1]
-    return xx * xx + yy * yy <= radius * radius
 
 
 @dataclass

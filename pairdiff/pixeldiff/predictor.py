@@ -8,10 +8,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from pairdiff.pixeldiff import words
-from pairdiff.pixeldiff.decode import DecodeError, Frames, Xyxy, common_frame, decode
+from pairdiff.pixeldiff.decode import DecodeError, Frames, Xyxy, common_frame, decode_image
 from pairdiff.pixeldiff.group import group
 from pairdiff.pixeldiff.local import Local, Views, describe
-from pairdiff.pixeldiff.maps import changed_mask, regions, score_map, threshold, to_lab
+from pairdiff.pixeldiff.maps import changed_mask, maps, regions, threshold
 from pairdiff.pixeldiff.settings import Settings
 from pairdiff.pixeldiff.whole import GlobalChange, fit_tone, photometric, spread, texture
 from pairdiff.predict import (
@@ -43,8 +43,8 @@ class PixelDiff:
     ) -> PredictionResult:
         """Propose the changes between A and B; never raises, errors come back as `error`."""
         try:
-            a = decode(image_a, self.settings.max_pixels, "A")
-            b = decode(image_b, self.settings.max_pixels, "B")
+            a = decode_image(image_a, self.settings.max_pixels, "A")
+            b = decode_image(image_b, self.settings.max_pixels, "B")
         except DecodeError as exc:
             return PredictionResult(error=str(exc))
         slugs = (categories,) if isinstance(categories, str) else tuple(categories or ())
@@ -59,8 +59,8 @@ class _Run:
 
     def __init__(self, s: Settings, frames: Frames, categories: tuple[str, ...]) -> None:
         self.s, self.frames, self.categories = s, frames, categories
-        self.lab_a, self.lab_b = to_lab(frames.a), to_lab(frames.b)
-        self.score = score_map(self.lab_a, self.lab_b, s)
+        m = maps(frames.a, frames.b, s)
+        self.lab_a, self.lab_b, self.score = m.lab_a, m.lab_b, m.score
         self.diag: dict[str, object] = {"frame": list(frames.shape[::-1])}
 
     def result(self) -> PredictionResult:
@@ -102,8 +102,9 @@ class _Run:
         if self.spread >= s.global_spread:
             # A tone curve fitted from A to B absorbs lighting and colour casts; what it leaves
             # behind is local. If it explains little, look at fine detail (noise, blur).
-            lab_fit = to_lab(fit_tone(self.frames.a, self.frames.b))
-            score_fit = score_map(lab_fit, self.lab_b, s)
+            # A pure tone curve maps A onto B's very pixels, so only the rest is scored.
+            fit = maps(fit_tone(self.frames.a, self.frames.b), self.frames.b, s)
+            lab_fit, score_fit = fit.lab_a, fit.score
             left = score_fit > 1.0
             self.diag["spread_after_tone"] = round(spread(left), 3)
             if spread(left) < s.global_spread and left.mean() < 0.5 * visible.mean():

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pairdiff.lazy import lazy_module
+from pairdiff.pixeldiff.maps import nonzero_box
 
 ndi = lazy_module("scipy.ndimage")
 
@@ -97,6 +98,29 @@ def _fine(lab: np.ndarray) -> np.ndarray:
     return light - ndi.gaussian_filter(light, 1.0)
 
 
+# How far the σ 1 blur of `_fine` reaches (scipy truncates at 4σ).
+_FINE_REACH = 4
+
+
+def _fine_like(lab: np.ndarray, other: np.ndarray, other_fine: np.ndarray) -> np.ndarray:
+    """`_fine(lab)`, reusing `other_fine` (`_fine(other)`) where the lightness planes agree:
+    only the box where they differ (grown by the blur's reach, and computed with as much again
+    around it) is filtered, which is exactly the whole-frame result (a local edit leaves the
+    rest alone)."""
+    light, light_other = lab[..., 0], other[..., 0]
+    box = nonzero_box(light != light_other, _FINE_REACH)
+    if box is None:
+        return other_fine.copy()
+    h, w = light.shape
+    rows, cols = box
+    y1, x1 = max(0, rows.start - _FINE_REACH), max(0, cols.start - _FINE_REACH)
+    y2, x2 = min(h, rows.stop + _FINE_REACH), min(w, cols.stop + _FINE_REACH)
+    part = _fine(lab[y1:y2, x1:x2])
+    out = other_fine.copy()
+    out[box] = part[rows.start - y1 : rows.stop - y1, cols.start - x1 : cols.stop - x1]
+    return out
+
+
 def texture(lab_a: np.ndarray, lab_b: np.ndarray, share: float) -> GlobalChange | None:
     """Noise or blur over at least `share` of the tiles.
 
@@ -106,7 +130,8 @@ def texture(lab_a: np.ndarray, lab_b: np.ndarray, share: float) -> GlobalChange 
     """
     if min(lab_a.shape[:2]) < 4 * TILES:
         return None  # tiles of a pixel or two say nothing about grain
-    fine_a, fine_b = _fine(lab_a), _fine(lab_b)
+    fine_a = _fine(lab_a)
+    fine_b = _fine_like(lab_b, lab_a, fine_a)
     fine_d = fine_b - fine_a
     ea, eb, ed = (_tile_means(f * f) for f in (fine_a, fine_b, fine_d))
     mirror = _tile_means(fine_d * fine_a) / np.sqrt(ed * ea + 1e-9)

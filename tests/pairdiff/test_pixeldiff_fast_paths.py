@@ -1,0 +1,116 @@
+"""pixeldiff's fast paths give what the plain computations they replace give."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PIL import Image
+from scipy import ndimage as ndi
+from skimage import data as samples
+from skimage.color import rgb2lab
+from skimage.metrics import structural_similarity
+
+from pairdiff.pixeldiff import Settings
+from pairdiff.pixeldiff.decode import common_frame
+from pairdiff.pixeldiff.maps import (
+    REACH,
+    _cleaned,
+    changed_mask,
+    differing_box,
+    maps,
+    score_map,
+    threshold,
+    to_lab,
+)
+from pairdiff.pixeldiff.morphology import dilate, erode
+from pairdiff.pixeldiff.whole import _fine, _fine_like
+
+
+def _disk(radius: int) -> np.ndarray:
+    yy, xx = np.mgrid[-radius : radius + 1, -radius : radius + 1]
+    return xx * xx + yy * yy <= radius * radius
+
+
+def _photo(size: int = 512) -> np.ndarray:
+    return np.asarray(Image.fromarray(samples.astronaut()).resize((size, size)))
+
+
+@pytest.mark.parametrize("radius", [1, 2, 4, 6])
+def test_disk_morphology_is_scipys_pixel_for_pixel(radius):
+    rng = np.random.default_rng(radius)
+    for shape, density in [((40, 57), 0.3), ((64, 64), 0.8), ((9, 31), 0.5), ((50, 50), 0.02)]:
+        mask = rng.random(shape) < density
+        assert np.array_equal(dilate(mask, radius), ndi.binary_dilation(mask, _disk(radius)))
+        assert np.array_equal(erode(mask, radius), ndi.binary_erosion(mask, _disk(radius)))
+
+
+def test_lab_is_skimages():
+    rgb = _photo(128)
+    assert np.abs(to_lab(rgb) - rgb2lab(rgb)).max() < 0.05
+
+
+def test_ssim_part_of_the_score_is_skimages_map():
+    a = _photo(96)
+    b = a.copy()
+    b[20:60, 30:70] = b[20:60, 30:70] // 2 + 40  # a faded square: structure and colour change
+    lab_a, lab_b = to_lab(a), to_lab(b)
+    _, ssim = structural_similarity(
+        lab_a[..., 0],
+        lab_b[..., 0],
+        data_range=100.0,
+        full=True,
+        gaussian_weights=True,
+        sigma=1.5,
+        use_sample_covariance=False,
+    )
+    s = Settings(delta_e=1e9)  # ΔE out of the way: the score is SSIM's alone
+    expected = (1.0 - ssim) / 2.0 / s.dissimilarity
+    assert np.abs(score_map(lab_a, lab_b, s) - expected).max() < 1e-2
+
+
+def test_a_local_edit_is_scored_only_around_it_and_exactly_as_over_the_whole_frame():
+    a = _photo()
+    b = a.copy()
+    b[300:340, 100:180] = b[300:340, 100:180][..., [1, 2, 0]]  # a recoloured patch
+    box = differing_box(a, b, 2 * REACH)
+    assert box == (slice(300 - 18, 340 + 18), slice(100 - 18, 180 + 18))
+    m = maps(a, b, Settings())
+    assert np.array_equal(m.lab_b, to_lab(b))
+    assert np.array_equal(m.score, score_map(to_lab(a), to_lab(b), Settings()))
+    assert m.score[box].max() > 1.0  # the edit is there, and nothing outside the box
+    assert not m.score[:200].any()
+
+
+def test_identical_and_everywhere_different_pairs_take_the_plain_path():
+    a = _photo(64)
+    assert differing_box(a, a, 2 * REACH) is None
+    assert not maps(a, a, Settings()).score.any()
+    rng = np.random.default_rng(0)
+    grain = np.clip(a + rng.normal(0, 2, a.shape), 0, 255).astype(np.uint8)
+    assert differing_box(a, grain, 2 * REACH) == (slice(0, 64), slice(0, 64))
+    m = maps(a, grain, Settings())
+    assert np.array_equal(m.score, score_map(to_lab(a), to_lab(grain), Settings()))
+
+
+def test_a_whole_number_shrink_is_the_box_average_within_a_level():
+    big = np.asarray(Image.fromarray(samples.astronaut()).resize((1024, 1024)))
+    frames = common_frame(big, big, 512)
+    box = np.asarray(Image.fromarray(big).resize((512, 512), Image.Resampling.BOX))
+    assert frames.a.shape == (512, 512, 3)
+    assert np.abs(frames.a.astype(int) - box).max() <= 1
+
+
+def test_the_mask_and_the_fine_detail_are_worked_out_around_the_edit_exactly():
+    a = _photo()
+    b = a.copy()
+    b[10:60, 400:470] = 255 - b[10:60, 400:470]  # an inverted patch near the top edge
+    lab_a, lab_b = to_lab(a), to_lab(b)
+    s = Settings()
+    score = score_map(lab_a, lab_b, s)
+    levels = threshold(score, s)
+    frame_radius = max(1, round(s.close * float(np.hypot(512, 512))))
+    everywhere = _cleaned(score, levels, frame_radius, max(4, round(s.min_area * 512 * 512)))
+    assert everywhere.any()
+    assert np.array_equal(changed_mask(score, levels, s), everywhere)
+    assert np.array_equal(_fine_like(lab_b, lab_a, _fine(lab_a)), _fine(lab_b))
+    assert np.array_equal(_fine_like(lab_a, lab_a, _fine(lab_a)), _fine(lab_a))
