@@ -1,6 +1,6 @@
 """What a browser transfers to open the workspace, served as in production.
 
-    .venv/bin/python bench/page_weight.py [--port 8322]
+    .venv/bin/python bench/page_weight.py [--port 8322] [--screenshot workspace.png]
 
 Production settings (DEBUG=0, `collectstatic` into a throwaway STATIC_ROOT, WhiteNoise, gunicorn)
 on a throwaway SQLite database with one project and one pair; Debian's Chromium logs in, leases
@@ -170,7 +170,7 @@ def _files(log: NetworkLog) -> None:
             )
 
 
-def _measure(base: str, slug: str) -> None:
+def _measure(base: str, slug: str, screenshot: str | None) -> None:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -202,6 +202,8 @@ def _measure(base: str, slug: str) -> None:
             _report(f"workspace {url}, {title} (Chromium {browser.version}):", log)
             if title.startswith("first"):
                 _files(log)
+                if screenshot:
+                    page.screenshot(path=screenshot)
             page.close()
         browser.close()
 
@@ -209,6 +211,7 @@ def _measure(base: str, slug: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=8322, help="a free port of your own")
+    parser.add_argument("--screenshot", help="save the workspace of the first visit as this PNG")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="diffmark-weight-") as tmp:
         env = _environment(Path(tmp), HOST)
@@ -216,7 +219,7 @@ def main() -> None:
         slug = _seed()
         server = gunicorn_start(ROOT, env, host=HOST, port=args.port, workers=1)
         try:
-            _measure(f"http://{HOST}:{args.port}", slug)
+            _measure(f"http://{HOST}:{args.port}", slug, args.screenshot)
         finally:
             os.killpg(server.pid, signal.SIGTERM)
             server.wait(timeout=30)

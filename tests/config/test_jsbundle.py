@@ -3,14 +3,18 @@ subset it translates fails the build instead of shipping something that behaves 
 
 from __future__ import annotations
 
+import gzip
 import json
 import shutil
 import subprocess
 from pathlib import Path
 
+import brotli
 import pytest
 from django.contrib.staticfiles import finders
+from django.core.files.storage import FileSystemStorage
 from django.test import override_settings
+from whitenoise.storage import CompressedManifestStaticFilesStorage
 
 from config.jsbundle import BundleError, bundle
 from config.staticbundles import BundleFinder, bundle_name
@@ -123,3 +127,21 @@ def test_the_bundles_are_collected_with_the_static_files():
     assert {"annotator/js/main.bundle.js", "review/js/adjudicate.bundle.js"} <= listed
     assert finders.find("annotator/js/main.bundle.js")
     assert BundleFinder().check() == []
+
+
+@pytest.mark.parametrize("name", ["annotator/js/main.bundle.js", "review/js/adjudicate.bundle.js"])
+def test_production_ships_the_bundle_the_tests_run_hashed_and_compressed(name, tmp_path):
+    """collectstatic's storage in production (settings: DEBUG off) on the bundle alone: a
+    hashed name for a year's caching, the same bytes, and brotli and gzip copies of them."""
+    source = Path(finders.find(name))
+    storage = CompressedManifestStaticFilesStorage(location=tmp_path, base_url="/static/")
+    with source.open("rb") as file:
+        storage.save(name, file)
+    origin = FileSystemStorage(location=source.parents[2])
+    list(storage.post_process({name: (origin, name)}))
+
+    hashed = tmp_path / storage.hashed_files[name]
+    assert hashed.name != source.name
+    assert hashed.read_bytes() == source.read_bytes()
+    assert gzip.decompress(Path(f"{hashed}.gz").read_bytes()) == source.read_bytes()
+    assert brotli.decompress(Path(f"{hashed}.br").read_bytes()) == source.read_bytes()
