@@ -10,6 +10,7 @@ and the test server find it on each request, rebuilt from the current sources.
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 from django.conf import settings
@@ -55,9 +56,13 @@ class BundleFinder(finders.BaseFinder):
         target = Path(self.storage.path(name))
         if not target.exists() or target.read_text(encoding="utf-8") != text:
             target.parent.mkdir(parents=True, exist_ok=True)
-            partial = target.with_name(f".{target.name}.{os.getpid()}")
-            partial.write_text(text, encoding="utf-8")
-            partial.replace(target)
+            # A file of its own per writer (runserver's threads, parallel test processes).
+            with tempfile.NamedTemporaryFile(
+                "w", encoding="utf-8", dir=target.parent, prefix=f".{target.name}.", delete=False
+            ) as partial:
+                partial.write(text)
+            os.chmod(partial.name, 0o644)  # collected and served like the sources, not 0600
+            os.replace(partial.name, target)
         return str(target)
 
     def find(self, path, find_all=False, **kwargs):
