@@ -9,7 +9,6 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import brotli
 import pytest
 from django.contrib.staticfiles import finders
 from django.core.files.storage import FileSystemStorage
@@ -132,7 +131,7 @@ def test_the_bundles_are_collected_with_the_static_files():
 @pytest.mark.parametrize("name", ["annotator/js/main.bundle.js", "review/js/adjudicate.bundle.js"])
 def test_production_ships_the_bundle_the_tests_run_hashed_and_compressed(name, tmp_path):
     """collectstatic's storage in production (settings: DEBUG off) on the bundle alone: a
-    hashed name for a year's caching, the same bytes, and brotli and gzip copies of them."""
+    hashed name for a year's caching, the same bytes, and a gzip copy of them."""
     source = Path(finders.find(name))
     storage = CompressedManifestStaticFilesStorage(location=tmp_path, base_url="/static/")
     with source.open("rb") as file:
@@ -144,4 +143,3 @@ def test_production_ships_the_bundle_the_tests_run_hashed_and_compressed(name, t
     assert hashed.name != source.name
     assert hashed.read_bytes() == source.read_bytes()
     assert gzip.decompress(Path(f"{hashed}.gz").read_bytes()) == source.read_bytes()
-    assert brotli.decompress(Path(f"{hashed}.br").read_bytes()) == source.read_bytes()
