@@ -245,7 +245,8 @@ def _measure_workspace(slug: str) -> None:
             assets.add(folder + b"/" + imported)
     print(
         f"workspace page {url}: HTML {len(html):,} bytes + JS/CSS {total_assets:,} bytes "
-        f"in {len(seen)} files; server time {_percentiles(timings)}"
+        f"in {len(seen)} files (raw; bench/page_weight.py counts what a browser transfers); "
+        f"server time {_percentiles(timings)}"
     )
 
 

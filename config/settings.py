@@ -122,6 +122,15 @@ MEDIA_URL = "/media/"
 STATIC_URL = "/static/"
 STATIC_ROOT = Path(env_str("STATIC_ROOT", str(VAR_DIR / "static")))
 STATICFILES_DIRS = [BASE_DIR / "static"]
+STATICFILES_FINDERS = [
+    "django.contrib.staticfiles.finders.FileSystemFinder",
+    "django.contrib.staticfiles.finders.AppDirectoriesFinder",
+    "config.staticbundles.BundleFinder",
+]
+# Each screen's ES modules are served as one script, <entry>.bundle.js (config/staticbundles.py),
+# built into STATIC_BUNDLE_DIR for runserver and the tests and collected with the rest.
+STATIC_BUNDLES = ["annotator/js/main.js", "review/js/adjudicate.js"]
+STATIC_BUNDLE_DIR = Path(env_str("STATIC_BUNDLE_DIR", str(VAR_DIR / "bundles")))
 
 AWS_STORAGE_BUCKET_NAME = env_str("AWS_STORAGE_BUCKET_NAME")
 if AWS_STORAGE_BUCKET_NAME:

@@ -17,6 +17,7 @@ STORAGES["staticfiles"] = {  # noqa: F405
     "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
 }
 STATIC_ROOT = tempfile.mkdtemp(prefix="diffmark-test-static-")
+STATIC_BUNDLE_DIR = tempfile.mkdtemp(prefix="diffmark-test-bundles-")
 WHITENOISE_USE_FINDERS = True
 # Tasks run in-process in tests; the integration tests start a real worker and switch this off.
 CELERY_TASK_ALWAYS_EAGER = True
