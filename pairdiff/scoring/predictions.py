@@ -174,8 +174,10 @@ class _LineReader:
         self.named = ("", ())
         try:
             row = json.loads(line)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise _Unreadable(f"not JSON ({exc.msg} at column {exc.colno})") from None
+        except ValueError as exc:  # e.g. an integer past Python's digit limit: no .msg/.colno
+            raise _Unreadable(f"not JSON ({exc})") from None
         if not isinstance(row, dict):
             raise _Unreadable(f"a line must be a JSON object, not {type(row).__name__}")
         key = row.get("id")
