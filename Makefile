@@ -41,6 +41,7 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
+	$(BIN)/mypy  # the whole project, pyproject.toml [tool.mypy]; incremental cache in .mypy_cache
 
 format: install
 	$(BIN)/ruff check --fix .

@@ -23,6 +23,7 @@ import logging
 import math
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django import forms
 from django.conf import settings
@@ -160,7 +161,13 @@ def too_many_message(wait: int) -> str:
     return f"Too many attempts; try again in {minutes} minute{'s' if minutes != 1 else ''}."
 
 
-class _ThrottledMixin:
+if TYPE_CHECKING:  # the mixin sits in front of AuthenticationForm (or its admin subclass)
+    _FormBase = AuthenticationForm
+else:
+    _FormBase = object
+
+
+class _ThrottledMixin(_FormBase):
     """Counts every password check; refuses one over the limit before checking the password."""
 
     retry_after = 0

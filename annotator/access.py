@@ -88,7 +88,9 @@ def project_for(user, slug: str, action: Action) -> tuple[Project, Role]:
     elif user.is_superuser:
         role = Role.LEAD
     else:
-        role = Role(project.member_role) if project.member_role else None
+        # django-stubs drops the .annotate() field through get_object_or_404.
+        member_role = project.member_role  # type: ignore[attr-defined]
+        role = Role(member_role) if member_role else None
     if role is None:
         raise Http404("no such project")
     if not role_may(role, action):

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from django.db import DatabaseError, IntegrityError
 
@@ -59,6 +60,9 @@ class ImportReport:
         return [{"line": e.line, "id": e.external_id, "message": e.message} for e in self.errors]
 
 
+R = TypeVar("R", bound=ImportReport)  # import_batches hands its summary the report it was given
+
+
 def pairs_import(
     *,
     project: Project,
@@ -104,14 +108,14 @@ def pairs_import(
 def import_batches(
     *,
     job: Job,
-    report: ImportReport,
+    report: R,
     items: list,
     source: ImageSource,
     run: Callable[[list], None],
     done_before: int,
     progress: Progress | None,
-    summary: Callable[[ImportReport], str],
-) -> ImportReport:
+    summary: Callable[[R], str],
+) -> R:
     """``run`` over ``items`` in batches of BATCH_SIZE with the source open, reporting progress
     on the job; the job ends failed with what was done if anything raises, else succeeded."""
     job_start(job, total=report.rows)

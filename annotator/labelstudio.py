@@ -165,7 +165,7 @@ def _check_batch(
         earlier = seen.get(checked.content_key)
         duplicate = None if earlier else pair_find_duplicate(project=project, checked=checked)
         if earlier or duplicate:
-            what = f"task {earlier} (same images)" if earlier else f"pair {duplicate.pk}"
+            what = f"pair {duplicate.pk}" if duplicate else f"task {earlier} (same images)"
             message = f"duplicate of {what}; its annotations were not imported"
             report.errors.append(RowError(task.line, task.label, message))
             continue

@@ -6,6 +6,7 @@ dry run the count of every outcome. The import (``annotator.labelstudio``) runs 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -126,10 +127,10 @@ def category_names(project: Project) -> dict[str, str]:
     return names
 
 
-def _members(project: Project, authors: dict[str, str]) -> dict[str, object]:
+def _members(project: Project, authors: Mapping[str, str]) -> dict[str, object]:
     """The members the lead mapped Label Studio users to; each must belong to the project as
     an annotator or lead (mapping to anyone else would hand them the project's work)."""
-    users = {}
+    users: dict[str, object] = {}
     for key, username in authors.items():
         membership = (
             Membership.objects.select_related("user")

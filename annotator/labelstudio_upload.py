@@ -43,21 +43,22 @@ def labelstudio_check_files(
     mapping: UploadedFile | None = None,
 ) -> None:
     """ImportUnusable naming the first file that cannot be taken (type or size)."""
-    if not export.name.lower().endswith(".json"):
+    # An upload always has a name and a size; the stubs allow None for files in general.
+    if not (export.name or "").lower().endswith(".json"):
         raise ImportUnusable(
             "manifest: a Label Studio export is a .json file (Export → JSON)", field="manifest"
         )
-    if export.size > MAX_MANIFEST_BYTES:
+    if (export.size or 0) > MAX_MANIFEST_BYTES:
         raise ImportUnusable(
             f"manifest: the export is over {MAX_MANIFEST_BYTES // 1024**2} MB", field="manifest"
         )
-    if not images.name.lower().endswith(".zip") or images.size > MAX_ZIP_BYTES:
+    if not (images.name or "").lower().endswith(".zip") or (images.size or 0) > MAX_ZIP_BYTES:
         raise ImportUnusable("images: a .zip file of at most 20 GB", field="images")
-    if config is not None and config.size > MAX_CONFIG_BYTES:
+    if config is not None and (config.size or 0) > MAX_CONFIG_BYTES:
         raise ImportUnusable(
             f"config: the labelling config is over {MAX_CONFIG_BYTES // 1024} KB", field="config"
         )
-    if mapping is not None and mapping.size > MAX_MAPPING_BYTES:
+    if mapping is not None and (mapping.size or 0) > MAX_MAPPING_BYTES:
         raise ImportUnusable(
             f"mapping: the mapping is over {MAX_MAPPING_BYTES // 1024} KB", field="mapping"
         )

@@ -7,6 +7,7 @@ is recorded on the job and the prediction row, never raised; a lead may cancel b
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -40,7 +41,7 @@ def predictor_for(backend: str, *, questions: str = "") -> Predictor:
         from pairdiff.vlm.judge import VlmJudge
 
         backend_check(backend)
-        options = {
+        options: dict[str, Any] = {
             "base_url": settings.DIFFMARK_VLM_URL,
             "model": settings.DIFFMARK_VLM_MODEL,
             "api_key": settings.DIFFMARK_VLM_API_KEY or None,
@@ -116,6 +117,7 @@ def preannotate_run(*, job: Job, predictor: Predictor | None = None) -> None:
             # Per pair, not per batch: a slow model (up to DIFFMARK_VLM_TIMEOUT a pair) must
             # not look like a dead worker to the stale-job sweep.
             job_progress(job, done=done)
+    assert job.project is not None  # a pre-annotation job always has its project
     queue_priorities_refresh(project=job.project)  # disagreement is known now
     job_finish(
         job,
@@ -131,6 +133,7 @@ def preannotate_run(*, job: Job, predictor: Predictor | None = None) -> None:
 def _predictor(job: Job) -> Predictor:
     backend = job.params["backend"]
     if backend == "vlm-judge":  # the judge asks the project's own questions
+        assert job.project is not None
         return predictor_for(backend, questions=job.project.judge_prompt)
     return predictor_for(backend)
 

@@ -117,7 +117,8 @@ def annotator_submitted(user, project: Project, *, limit: int = 30) -> list[Assi
     )
     out = list(submitted)
     for assignment in out:
-        assignment.editable = annotation_editable(assignment.pair)
+        # An attribute for the template only, not a model field.
+        assignment.editable = annotation_editable(assignment.pair)  # type: ignore[attr-defined]
     return out
 
 

@@ -176,7 +176,7 @@ def _changes_known(annotation: Annotation, changes: list[Change]) -> None:
     """What `annotation.changes.all()` returns, as prefetch_related leaves it, so the response
     shows the changes just inserted without reading them back."""
     cached = Change.objects.filter(annotation=annotation)
-    cached._result_cache = list(changes)  # type: ignore[attr-defined]
+    cached._result_cache = list(changes)
     cached._prefetch_done = True  # type: ignore[attr-defined]
     annotation._prefetched_objects_cache = {"changes": cached}  # type: ignore[attr-defined]
 

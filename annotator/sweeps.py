@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 
 BATCH = 500  # jobs looked at per sweep; the next sweep takes the rest
 
-STALE_ADVICE = {
+STALE_ADVICE: dict[str, str] = {
     JobKind.IMPORT: "the pairs imported so far are kept; import the manifest again to add the "
     "rest (rows already in are reported as duplicates)",
     JobKind.PREANNOTATE: "the predictions made so far are kept; start the pre-annotation again "

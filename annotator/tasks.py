@@ -49,6 +49,7 @@ def import_pairs_job(job_id: int) -> dict | None:
 
 
 def _import(job: Job) -> None:
+    assert job.project is not None  # an import job always has its project
     manifest_name = job.params["manifest"]
     with default_storage.open(manifest_name, "rb") as handle:
         manifest = handle.read()

@@ -8,6 +8,8 @@ what is kept is read only after its size was checked against the same limit.
 
 from __future__ import annotations
 
+from typing import cast
+
 from django.core.files.uploadedfile import UploadedFile
 from django.core.files.uploadhandler import FileUploadHandler, SkipFile
 from django.http import HttpRequest
@@ -48,7 +50,8 @@ def image_size_limit(request: HttpRequest) -> ImageSizeLimit:
     (a view under csrf_exempt, which checks CSRF itself afterwards)."""
     limit = ImageSizeLimit(request, max_bytes=image_limits().max_bytes)
     if not hasattr(request, "_files"):  # not parsed yet (else too late: the size check below)
-        request.upload_handlers.insert(0, limit)
+        # A list until the body is parsed (Django then freezes it into an ImmutableList).
+        cast("list[FileUploadHandler]", request.upload_handlers).insert(0, limit)
     return limit
 
 
@@ -58,7 +61,7 @@ def image_size_errors(limit: ImageSizeLimit, files) -> dict[str, str]:
     errors = {}
     for field in IMAGE_FIELDS:
         upload: UploadedFile | None = files.get(field)
-        size = limit.refused.get(field) or (upload.size if upload is not None else 0)
+        size = limit.refused.get(field) or ((upload.size or 0) if upload is not None else 0)
         if size > limit.max_bytes:
             shown, most = format_sizes(size, limit.max_bytes)
             at_least = "at least " if field in limit.refused else ""

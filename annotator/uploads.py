@@ -32,21 +32,22 @@ def import_queue(
 ) -> Job:
     """Store the manifest (or a Label Studio export) and the zip of images and queue the
     import; ValueError for bad input."""
-    if manifest.size > MAX_MANIFEST_BYTES:
+    # An upload always has a name and a size; the stubs allow None for files in general.
+    if (manifest.size or 0) > MAX_MANIFEST_BYTES:
         raise ValueError(f"the manifest is over {MAX_MANIFEST_BYTES // 1024**2} MB")
     if source_format == ImportFormat.LABEL_STUDIO:
-        if not manifest.name.lower().endswith(".json"):
+        if not (manifest.name or "").lower().endswith(".json"):
             raise ValueError("a Label Studio export is a .json file (Export → JSON)")
-    elif not manifest.name.lower().endswith((".jsonl", ".ndjson", ".csv", ".json")):
+    elif not (manifest.name or "").lower().endswith((".jsonl", ".ndjson", ".csv", ".json")):
         raise ValueError("the manifest must be a .jsonl or .csv file")
-    if images.size > MAX_ZIP_BYTES:
+    if (images.size or 0) > MAX_ZIP_BYTES:
         raise ValueError("the zip of images is over 20 GB")
-    if not images.name.lower().endswith(".zip"):
+    if not (images.name or "").lower().endswith(".zip"):
         raise ValueError("the images must come as a .zip file")
     with transaction.atomic():
         job = job_create(kind=JobKind.IMPORT, project=project, user=user)
         folder = f"imports/{project.slug}/{job.pk}"
-        suffix = ".csv" if manifest.name.lower().endswith(".csv") else ".jsonl"
+        suffix = ".csv" if (manifest.name or "").lower().endswith(".csv") else ".jsonl"
         if source_format == ImportFormat.LABEL_STUDIO:
             suffix = ".json"
         job.params = {

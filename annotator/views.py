@@ -19,6 +19,7 @@ from annotator.models import Assignment, AssignmentState, Pair, PairStatus, Proj
 from annotator.revising import annotation_reopen
 from annotator.submitting import SubmitConflict
 from annotator.workspace import workspace_context
+from config.htmx import HtmxHttpRequest
 
 _MIME = {
     "JPEG": "image/jpeg",
@@ -33,21 +34,23 @@ _MIME = {
 def home(request: HttpRequest) -> HttpResponse:
     projects = list(selectors.projects_for_user(request.user))
     roles = selectors.roles_by_project(request.user)
+    # The attributes set here are for the template only (not model fields): hence the ignores.
     for project in projects:
-        project.role = roles.get(project.pk)
-        project.status_counts = [
+        role = roles.get(project.pk)
+        project.role = role  # type: ignore[attr-defined]
+        project.status_counts = [  # type: ignore[attr-defined]
             (value, label, getattr(project, f"n_{value}")) for value, label in PairStatus.choices
         ]
-        if access.role_may(project.role, access.Action.ANNOTATE):
-            project.progress = selectors.annotator_progress(request.user, project)
-            project.live = selectors.assignment_live(request.user, project)
+        if access.role_may(role, access.Action.ANNOTATE):
+            project.progress = selectors.annotator_progress(request.user, project)  # type: ignore[attr-defined]
+            project.live = selectors.assignment_live(request.user, project)  # type: ignore[attr-defined]
     context = {"projects": projects, "may_create": access.project_may_create(request.user)}
     return render(request, "annotator/home.html", context)
 
 
 @require_POST
 @login_required
-def lease_next(request: HttpRequest, slug: str) -> HttpResponse:
+def lease_next(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     """Start or resume: the caller's next pair, as a page or (htmx) as the workspace fragment."""
     project = _project_for_annotation(request, slug)
     assignment = assignment_lease_next(project=project, user=request.user)

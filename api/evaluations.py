@@ -90,5 +90,6 @@ def release_evaluations(request: Request, pk: int) -> Response:
         fields = {exc.field: [str(exc)]} if exc.field else None
         return error_response("invalid", str(exc), 400, fields)
     evaluation.refresh_from_db()
+    assert evaluation.job is not None  # registered with its scoring job
     evaluation.job.refresh_from_db()
     return job_started(evaluation.job, evaluation=EvaluationSerializer(evaluation).data)

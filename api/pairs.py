@@ -216,8 +216,8 @@ def _upload(request: Request, project: Project, limit: ImageSizeLimit) -> Respon
     try:
         pair = pair_create(project=project, pair_input=pair_input, actor=request.user)
     except PairRejected as exc:
-        fields = {exc.field: [str(exc)]} if exc.field else None
-        return error_response("invalid", str(exc), 400, fields)
+        at_fault = {exc.field: [str(exc)]} if exc.field else None
+        return error_response("invalid", str(exc), 400, at_fault)
     return Response(PairSerializer(pair).data, status=status.HTTP_201_CREATED)
 
 

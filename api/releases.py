@@ -161,6 +161,7 @@ def project_releases(request: Request, slug: str) -> Response:
         fields = {exc.field: [str(exc)]} if exc.field else None
         return error_response("invalid", str(exc), 400, fields)
     release.refresh_from_db()
+    assert release.job is not None  # registered with its build job
     return job_started(release.job, release=ReleaseSerializer(release).data)
 
 
@@ -265,4 +266,5 @@ def release_records(request: Request, pk: int) -> Response:
         records = records.filter(difficulty="" if level == "none" else level)
     paginator = PageNumberPagination()
     page = paginator.paginate_queryset(records, request)
+    assert page is not None  # None only without a page size; settings give one
     return paginator.get_paginated_response([r.data for r in page])

@@ -116,7 +116,8 @@ class SubmitResultSerializer(serializers.Serializer):
 class ErrorBodySerializer(serializers.Serializer):
     code = serializers.CharField()
     message = serializers.CharField()
-    fields = serializers.DictField(child=serializers.ListField(child=serializers.CharField()))
+    # DRF's metaclass takes declared fields out of the class, so this leaves Serializer.fields be.
+    fields = serializers.DictField(child=serializers.ListField(child=serializers.CharField()))  # type: ignore[assignment]
 
 
 class ErrorSerializer(serializers.Serializer):

@@ -1,5 +1,7 @@
 """Thin DRF views over the same selectors the pages use."""
 
+from typing import TYPE_CHECKING
+
 from django.http import Http404
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics
@@ -13,13 +15,20 @@ from review.standing import accepted_breakdown
 def _status_counts(project: Project, role: Role | None) -> dict[str, int]:
     """Pairs by status; annotators get the total only: how many pairs were accepted, disputed
     or rejected is a verdict they are blind to."""
+    total = project.n_pairs  # type: ignore[attr-defined]  # annotated by projects_for_user
     if not access.role_may(role, access.Action.SEE_VERDICTS):
-        return {"pairs": project.n_pairs}
+        return {"pairs": total}
     counts = {status: getattr(project, f"n_{status}") for status in PairStatus.values}
-    return {"pairs": project.n_pairs, **counts}
+    return {"pairs": total, **counts}
 
 
-class _ProjectMixin:
+if TYPE_CHECKING:  # the mixin sits in front of DRF's generic views
+    _ViewBase = generics.GenericAPIView
+else:
+    _ViewBase = object
+
+
+class _ProjectMixin(_ViewBase):
     serializer_class = ProjectSerializer
     lookup_field = "slug"
 

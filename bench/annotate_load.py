@@ -78,7 +78,7 @@ def _seed(n_pairs: int, n_clients: int) -> tuple[str, list[str], int]:
     call_command("migrate", verbosity=0)
     call_command("collectstatic", verbosity=0, interactive=False)
     from accounts.services import token_create
-    from annotator.models import Pair
+    from annotator.models import Pair, Role
     from annotator.services import (
         PairInput,
         membership_set,
@@ -116,7 +116,7 @@ def _seed(n_pairs: int, n_clients: int) -> tuple[str, list[str], int]:
     tokens = []
     for i in range(n_clients):
         user = user_ensure(username=f"loader{i}", password="load-test-password")
-        membership_set(project=project, user=user, role="annotator")
+        membership_set(project=project, user=user, role=Role.ANNOTATOR)
         tokens.append(token_create(user=user, name="load")[1])
     return project.slug, tokens, template.width_a
 
@@ -216,12 +216,14 @@ def _measure_workspace(slug: str) -> None:
     opener = build_opener(HTTPCookieProcessor(jar))
     base = f"http://{HOST}:{PORT}"
     page = opener.open(f"{base}/login/").read().decode()
-    csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page)[1]
+    found = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page)
+    assert found, "the login page has a CSRF token"
+    csrf = found[1]
     form = urlencode(
         {"username": "loader0", "password": "load-test-password", "csrfmiddlewaretoken": csrf}
     ).encode()
     opener.open(Request(f"{base}/login/", data=form, headers={"Referer": f"{base}/login/"}))
-    csrf = next(c.value for c in jar if c.name == "csrftoken")
+    csrf = next(c.value for c in jar if c.name == "csrftoken" and c.value)
     lease = opener.open(
         Request(f"{base}/p/{slug}/next/", data=b"", headers={"X-CSRFToken": csrf, "Referer": base})
     )

@@ -18,10 +18,14 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from bench.common import LOCAL_POSTGRES, recreate_database  # noqa: E402
+
+if TYPE_CHECKING:
+    from annotator.models import Project
 
 CATEGORIES = ["attribute", "object", "counting", "relation"]
 
@@ -68,7 +72,7 @@ def _originals(media: Path, n: int, size: tuple[int, int]) -> tuple[str, str, li
     return "bench/a.jpg", hashlib.sha256(a).hexdigest(), names
 
 
-def _seed(n: int, size: tuple[int, int], media: Path) -> object:
+def _seed(n: int, size: tuple[int, int], media: Path) -> Project:
     from annotator.models import Annotation, Assignment, Pair, PairStatus, Role
     from annotator.services import membership_set, project_create, user_ensure
     from review.models import Agreement
@@ -146,7 +150,8 @@ def main() -> None:
     parser.add_argument("--postgres", action="store_true")
     parser.add_argument("--size", default="640x480")
     args = parser.parse_args()
-    size = tuple(int(v) for v in args.size.split("x"))
+    width, height = (int(v) for v in args.size.split("x"))
+    size = (width, height)
     with tempfile.TemporaryDirectory(prefix="diffmark-bench-release-") as tmp:
         workdir = Path(tmp)
         _setup_django(workdir, args.postgres)
@@ -170,7 +175,9 @@ def main() -> None:
         elapsed = time.perf_counter() - started
         if release.status != "ready":
             raise SystemExit(f"release failed: {release.message}")
-        files = release.manifest["files"]
+        manifest = release.manifest
+        assert manifest is not None  # a ready release has its manifest
+        files = manifest["files"]
         data = {k: v["size"] for k, v in files.items() if not k.startswith("images/")}
         images = sum(v["size"] for k, v in files.items() if k.startswith("images/"))
         backend = "PostgreSQL" if args.postgres else "SQLite"
@@ -178,7 +185,7 @@ def main() -> None:
             f"release of {n} pairs built in {elapsed:.1f} s on {backend} "
             f"({n / elapsed:.0f} pairs/s), {release.records.count()} records"
         )
-        print(f"  splits: {release.manifest['counts']['splits']}")
+        print(f"  splits: {manifest['counts']['splits']}")
         print(f"  images: {len(files) - len(data)} files, {images / 1e6:.0f} MB")
         for name, size_bytes in sorted(data.items()):
             print(f"  {name}: {size_bytes / 1e6:.2f} MB")

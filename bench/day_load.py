@@ -26,6 +26,7 @@ import threading
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -217,7 +218,8 @@ def main() -> None:
         annotators, leads = _seed(args, Path(tmp) / "media")
         log = (Path(tmp) / "worker.log").open("w")
         processes = _start(args, env, log)
-        tally, release = Tally(), {}
+        tally = Tally()
+        release: dict[str, Any] = {}
         try:
             deadline = time.monotonic() + args.seconds
             threads = [

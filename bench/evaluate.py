@@ -23,6 +23,7 @@ import random  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from pairdiff.geometry import Frame  # noqa: E402
@@ -106,7 +107,7 @@ def predictions(records, questions, seed: int) -> bytes:
             if rng.random() < 0.05:
                 continue  # missed
             shift = rng.choice([0, 5, 20, 80])
-            out = {
+            out: dict[str, Any] = {
                 key: [[min(1000, max(0, c + rng.randint(-shift, shift))) for c in box]
                       for box in change[key]]
                 for key in ("boxes_a", "boxes_b")

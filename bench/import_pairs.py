@@ -90,7 +90,8 @@ def main() -> None:
     parser.add_argument("--zip", action="store_true", help="read the images from a zip")
     parser.add_argument("--postgres", action="store_true", help="the local PostgreSQL")
     args = parser.parse_args()
-    size = tuple(int(v) for v in args.size.split("x"))
+    width, height = (int(v) for v in args.size.split("x"))
+    size = (width, height)
 
     with tempfile.TemporaryDirectory(prefix="diffmark-bench-") as tmp:
         workdir = Path(tmp)

@@ -70,7 +70,7 @@ def _seed(n_pairs: int, overlap: int) -> tuple[str, str]:
 
     call_command("migrate", verbosity=0)
     from accounts.services import token_create
-    from annotator.models import Pair
+    from annotator.models import Pair, Role
     from annotator.services import (
         PairInput,
         membership_set,
@@ -96,7 +96,7 @@ def _seed(n_pairs: int, overlap: int) -> tuple[str, str]:
         for i in range(1, n_pairs)
     )
     user = user_ensure(username="profiler", password="profile-only-password-1")
-    membership_set(project=project, user=user, role="annotator")
+    membership_set(project=project, user=user, role=Role.ANNOTATOR)
     return project.slug, token_create(user=user, name="profile")[1]
 
 

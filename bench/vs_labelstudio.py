@@ -103,7 +103,7 @@ def diffmark_seed(n_pairs: int, usernames: list[str]) -> tuple[str, dict[str, st
     recreate_database(DIFFMARK_DB)
     call_command("migrate", verbosity=0)
     from accounts.services import token_create
-    from annotator.models import Pair
+    from annotator.models import Pair, Role
     from annotator.services import (
         PairInput,
         membership_set,
@@ -134,7 +134,7 @@ def diffmark_seed(n_pairs: int, usernames: list[str]) -> tuple[str, dict[str, st
     tokens = {}
     for name in usernames:
         user = user_ensure(username=name, password="bench-only-password-1")
-        membership_set(project=project, user=user, role="annotator")
+        membership_set(project=project, user=user, role=Role.ANNOTATOR)
         tokens[name] = token_create(user=user, name="bench")[1]
     connections.close_all()  # the servers must be the only clients while they are measured
     return project.slug, tokens
@@ -273,6 +273,7 @@ def run_in_process(args, workdir: Path) -> InProcess:
         started = time.perf_counter()
         assignment = assignment_lease_next(project=project, user=user)
         service_next.append(time.perf_counter() - started)
+        assert assignment is not None  # the project has a pair for every submit
         annotation_submit(
             assignment_id=assignment.pk, user=user, body=bench_answer(), idempotency_key=f"svc-{i}"
         )
@@ -365,7 +366,9 @@ def _postgres_version() -> str:
     import psycopg
 
     with psycopg.connect(LOCAL_POSTGRES + "postgres") as conn:
-        return conn.execute("SHOW server_version").fetchone()[0].split()[0]
+        row = conn.execute("SHOW server_version").fetchone()
+        assert row is not None
+        return row[0].split()[0]
 
 
 def _cell(values: list[float | None], fmt: str) -> str:
@@ -395,10 +398,10 @@ def table(results: list[Result], inproc: InProcess | None, args) -> str:
 
     rows = [
         [f"next, 1 client, p50 / p95 (×{args.single})"]
-        + [_row2(r and r.single.next) for r in columns]
+        + [_row2(r.single.next if r else None) for r in columns]
         + ["≤ 5 / 10 ms", ratio(lat("next"))],
         ["submit, 1 client, p50 / p95"]
-        + [_row2(r and r.single.submit) for r in columns]
+        + [_row2(r.single.submit if r else None) for r in columns]
         + ["≤ 8 / 15 ms", ratio(lat("submit"))],
         [f"{args.users} users ×{args.rounds}: submits/s"]
         + [f"{r.crowd.submits_per_second:.1f}" if r else "–" for r in columns]

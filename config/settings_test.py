@@ -2,6 +2,7 @@
 
 import os
 import tempfile
+from pathlib import Path
 
 os.environ.setdefault("SECRET_KEY", "test-secret-key-not-for-production-use-0123456789abcdef")
 
@@ -12,12 +13,12 @@ SECURE_SSL_REDIRECT = False
 SESSION_COOKIE_SECURE = False
 CSRF_COOKIE_SECURE = False
 ALLOWED_HOSTS = ["testserver", "127.0.0.1", "localhost"]
-MEDIA_ROOT = os.environ.get("MEDIA_ROOT") or tempfile.mkdtemp(prefix="diffmark-test-media-")
+MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT") or tempfile.mkdtemp(prefix="diffmark-test-media-"))
 STORAGES["staticfiles"] = {  # noqa: F405
     "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
 }
-STATIC_ROOT = tempfile.mkdtemp(prefix="diffmark-test-static-")
-STATIC_BUNDLE_DIR = tempfile.mkdtemp(prefix="diffmark-test-bundles-")
+STATIC_ROOT = Path(tempfile.mkdtemp(prefix="diffmark-test-static-"))
+STATIC_BUNDLE_DIR = Path(tempfile.mkdtemp(prefix="diffmark-test-bundles-"))
 WHITENOISE_USE_FINDERS = True
 # Tasks run in-process in tests; the integration tests start a real worker and switch this off.
 CELERY_TASK_ALWAYS_EAGER = True

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import zipfile
 from pathlib import PurePosixPath
+from typing import cast
 
 from django import forms
 from django.contrib.auth import get_user_model
@@ -154,12 +155,13 @@ class ProjectForm(forms.ModelForm):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         project = self.instance
-        self.fields["preset"].choices = Preset.choices  # a radio list without the blank choice
-        self.fields["tier_rule"].choices = TierRule.choices
+        # A radio list without the blank choice. (These are ChoiceFields; self.fields holds Fields.)
+        cast(forms.ChoiceField, self.fields["preset"]).choices = Preset.choices
+        cast(forms.ChoiceField, self.fields["tier_rule"]).choices = TierRule.choices
         self.fields["tier_rule"].required = False  # forms and scripts that omit it keep the rule
-        self.fields["rotated_boxes"].choices = RotatedBoxes.choices
+        cast(forms.ChoiceField, self.fields["rotated_boxes"]).choices = RotatedBoxes.choices
         self.fields["rotated_boxes"].required = False
-        self.fields["lease_order"].choices = LeaseOrder.choices
+        cast(forms.ChoiceField, self.fields["lease_order"]).choices = LeaseOrder.choices
         self.fields["lease_order"].required = False
         if project.pk:
             del self.fields["slug"]
@@ -209,7 +211,8 @@ class ProjectForm(forms.ModelForm):
         return synonyms_parse(self.cleaned_data["synonyms_text"])
 
     def clean(self) -> dict:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         preset = data.get("preset")
         if preset == Preset.CUSTOM:
             try:
@@ -249,6 +252,7 @@ class ProjectForm(forms.ModelForm):
             user=user,
             categories=data["categories"],
         )
+        fields: tuple[str, ...]
         fields = ("description", "iou_threshold", "tier_rule", "guidelines", "show_predictions")
         fields += ("rotated_boxes",)
         for name in (*fields, "licence", "lease_order", "judge_prompt"):
@@ -314,7 +318,8 @@ class MemberForm(forms.Form):
         return username
 
     def clean(self) -> dict:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         username, password = data.get("username"), data.get("password")
         if not username:
             return data
@@ -335,7 +340,7 @@ class MemberForm(forms.Form):
             )
         elif user is None:
             try:
-                validate_password(password, get_user_model()(username=username))
+                validate_password(data["password"], get_user_model()(username=username))
             except ValidationError as exc:
                 self.add_error("password", exc)
         elif Membership.objects.filter(project=self.project, user=user).exists():
@@ -389,7 +394,8 @@ class ImportForm(forms.Form):
     )
 
     def clean(self) -> dict:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         data["source_format"] = data.get("source_format") or ImportFormat.MANIFEST
         images = data.get("images")
         if data["source_format"] == ImportFormat.LABEL_STUDIO:
@@ -471,7 +477,7 @@ class PairForm(forms.Form):
 
     def __init__(self, *args, project: Project, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["category"].choices = [("", "—")] + [
+        cast(forms.ChoiceField, self.fields["category"]).choices = [("", "—")] + [
             (c["slug"], c["name"]) for c in project.categories
         ]
 

@@ -82,7 +82,8 @@ def _text_match(text: str) -> Q:
     named = Change.objects.filter(annotation__pair=OuterRef("pk")).filter(
         Q(entity_a__icontains=text) | Q(entity_b__icontains=text)
     )
-    match = Q(external_id__icontains=text) | Q(instruction__icontains=text) | Exists(named)
+    # Q | Exists is a Q at run time; the stubs say Combinable.
+    match: Q = Q(external_id__icontains=text) | Q(instruction__icontains=text) | Exists(named)  # type: ignore[assignment]
     if text.isdigit():
         match |= Q(pk=int(text))
     return match
@@ -128,11 +129,12 @@ def pair_history(pair: Pair) -> dict:
     )
     agreement = Agreement.objects.filter(pair=pair).first()
     slots = {agreement.annotation_1_id: 1, agreement.annotation_2_id: 2} if agreement else {}
+    # The attributes set here are for the template only (not model fields): hence the ignores.
     for number, annotation in enumerate(annotations, start=1):
-        annotation.number = number
-        annotation.agreement_slot = slots.get(annotation.pk)
+        annotation.number = number  # type: ignore[attr-defined]
+        annotation.agreement_slot = slots.get(annotation.pk)  # type: ignore[attr-defined]
         for change in annotation.changes.all():
-            change.category_name = pair.project.category_name(change.category)
+            change.category_name = pair.project.category_name(change.category)  # type: ignore[attr-defined]
     return {
         "marks": {side: _marks(annotations, side) for side in ("a", "b")},
         "assignments": pair.assignments.select_related("annotator").order_by("leased_at", "id"),
@@ -147,7 +149,7 @@ def pair_history(pair: Pair) -> dict:
 def _marks(annotations: list[Annotation], side: str) -> list[dict]:
     """Every annotation's boxes on one side, numbered by annotation, for the image overlay."""
     return [
-        {"x": x1, "y": y1, "w": x2 - x1, "h": y2 - y1, "number": annotation.number}
+        {"x": x1, "y": y1, "w": x2 - x1, "h": y2 - y1, "number": annotation.number}  # type: ignore[attr-defined]
         | {"label": f"{annotation.annotator}: {getattr(change, f'entity_{side}')}"}
         for annotation in annotations
         for change in annotation.changes.all()
@@ -160,8 +162,11 @@ def _agreement_row(change: dict) -> dict:
     i, j = change.get("index_1"), change.get("index_2")
     if i is not None and j is not None:
         label = f"#1.{i + 1} ↔ #2.{j + 1}"
+    elif i is not None:
+        label = f"only #1.{i + 1}"
     else:
-        label = f"only #1.{i + 1}" if i is not None else f"only #2.{j + 1}"
+        assert j is not None  # a matched change has an index on one side at least
+        label = f"only #2.{j + 1}"
     return {
         "label": label,
         "category": change.get("category_agrees", False),

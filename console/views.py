@@ -36,6 +36,7 @@ from annotator.services import PairRejected, pair_create
 from annotator.textformats import guidelines_html
 from annotator.upload_limits import ImageSizeLimit, image_size_errors, image_size_limit
 from annotator.uploads import ImportFormat, import_queue
+from config.htmx import HtmxHttpRequest
 from console.forms import (
     ImportForm,
     MemberForm,
@@ -359,7 +360,7 @@ def jobs(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
-def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
+def job_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """One job; htmx polls its progress fragment every second until the job ends."""
     job = get_object_or_404(Job.objects.select_related("project", "created_by"), pk=pk)
     if job.project is not None:

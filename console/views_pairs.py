@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
@@ -78,7 +80,7 @@ def pair_detail(request: HttpRequest, pk: int) -> HttpResponse:
     is_lead = access.role_may(role, access.Action.MANAGE)
     gold = getattr(pair, "gold", None) if is_lead else None
     changes = gold.changes if gold else []
-    context = {
+    context: dict[str, Any] = {
         "pair": pair,
         "project": pair.project,
         "role": role,

@@ -242,7 +242,7 @@ def _compare_change(
 def _unpaired(index: int, change: ChangeAnswer, first: bool, threshold: float) -> ChangeAgreement:
     """A change with no counterpart, compared with an empty one: it agrees on nothing."""
     sides = [
-        _compare_side(side, *((boxes, ()) if first else ((), boxes)), threshold)
+        _compare_side(side, boxes if first else (), () if first else boxes, threshold)
         for side, boxes in (("a", change.boxes_a), ("b", change.boxes_b))
     ]
     return ChangeAgreement(

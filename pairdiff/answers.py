@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from numbers import Real
 
 from pairdiff.geometry import Box, BoxError, Frame
 
@@ -111,7 +110,11 @@ def _defects(raw: object, rules: AnswerRules, errors: Fields) -> list[str]:
 
 
 def _time_spent(raw: object, rules: AnswerRules, errors: Fields) -> int:
-    if isinstance(raw, bool) or not isinstance(raw, Real) or not 0 <= raw <= rules.max_time_ms:
+    if (
+        isinstance(raw, bool)
+        or not isinstance(raw, int | float)
+        or not 0 <= raw <= rules.max_time_ms
+    ):
         errors["time_spent_ms"] = [f"must be a number of milliseconds up to {rules.max_time_ms}"]
         return 0
     return int(raw)

@@ -13,7 +13,7 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from numbers import Real
+from typing import Any
 
 from pairdiff.coords import from_label_studio
 from pairdiff.geometry import Box, BoxError, Frame
@@ -316,13 +316,17 @@ def _predictions(raw_predictions: list, options: ReadOptions) -> tuple[_Draft, .
         version = raw.get("model_version") if isinstance(raw, dict) else None
         model = version.strip()[:100] if isinstance(version, str) and version.strip() else ""
         score = raw.get("score") if isinstance(raw, dict) else None
-        confident = isinstance(score, Real) and not isinstance(score, bool) and 0 <= score <= 1
+        confidence = (
+            float(score)
+            if isinstance(score, int | float) and not isinstance(score, bool) and 0 <= score <= 1
+            else None
+        )
         drafts.append(
             replace(
                 draft,
                 annotator="",
                 model=model or "label-studio",
-                confidence=float(score) if confident else None,
+                confidence=confidence,
             )
         )
     return tuple(drafts)
@@ -353,7 +357,7 @@ def _annotator(value: object) -> str:
 
 
 def _lead_time_ms(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         return 0
     return min(max(round(value * 1000), 0), MAX_TIME_MS)
 
@@ -405,7 +409,7 @@ def _pixels(region: Region, frame: Frame | None) -> tuple[list[float], str]:
     return [box.x1, box.y1, box.x2, box.y2], ""
 
 
-def rotated_bounds(value: Mapping[str, object], frame: Frame) -> Box:
+def rotated_bounds(value: Mapping[str, Any], frame: Frame) -> Box:
     """The axis-aligned bounding box, in pixels, of a Label Studio rectangle rotated by
     ``rotation`` degrees (clockwise, about its top-left corner), clipped to the image.
 

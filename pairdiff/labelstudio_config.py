@@ -280,7 +280,7 @@ def _role(
 
 
 def _image_keys(data: Mapping[str, object]) -> list[str] | None:
-    if all(isinstance(data.get(k), str) and data[k].strip() for k in ("image_a", "image_b")):
+    if all(isinstance(v, str) and v.strip() for v in (data.get("image_a"), data.get("image_b"))):
         return ["image_a", "image_b"]
     found = [k for k, v in data.items() if isinstance(v, str) and looks_like_image(v)]
     return found[:2] if len(found) >= 2 else None

@@ -158,7 +158,7 @@ def _change_results(
         frame = frames[side]
         control = next(name for name, s in mapping.boxes.items() if s == side)
         labels = mapping.box_labels.get(control, ())
-        value = {"rotation": 0}
+        value: dict[str, object] = {"rotation": 0}
         if labels or not mapping.from_config:
             label = (
                 labels[0]

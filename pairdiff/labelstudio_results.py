@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from pairdiff.geometry import BoxError, Frame
 from pairdiff.labelstudio_config import LSMapping, Role
@@ -125,7 +126,10 @@ def _draft_change(group: list[dict], shared: list[dict], options: ReadOptions) -
     for r in group:
         if r.get("type") not in _RECTANGLES:
             continue
-        side = mapping.boxes.get(r.get("from_name")) or mapping.side_of_object(r.get("to_name"))
+        name = r.get("from_name")
+        side = (mapping.boxes.get(name) if isinstance(name, str) else None) or (
+            mapping.side_of_object(r.get("to_name"))
+        )
         if side is None:
             (tag_a, key_a), (tag_b, key_b) = mapping.images
             raise Invalid(
@@ -142,7 +146,7 @@ def _draft_change(group: list[dict], shared: list[dict], options: ReadOptions) -
     absent = _choice(group, shared, mapping, Role.ABSENT_SIDE)
     absent_side = options.values.absent_side(*absent) if absent else "none"
     sides_drawn = {region.side for region in regions}
-    if absent_side in sides_drawn:
+    if absent and absent_side in sides_drawn:
         raise Invalid(
             f"{absent[1]} says {absent_side.upper()} is empty, but there is a box on "
             f"{absent_side.upper()}"
@@ -220,7 +224,7 @@ def _region(r: Mapping, side: str, options: ReadOptions) -> Region:
     return Region(side, value, declared)
 
 
-def _integral(value: object) -> object:
+def _integral(value: object) -> Any:
     """640.0 as 640: JSON writers differ on whole floats; anything else goes to Frame as is."""
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
@@ -229,7 +233,12 @@ def _text(group: list[dict], shared: list[dict], mapping: LSMapping, role: str) 
     """The text of the control with this role: the change's own first, else the annotation's."""
     for results in (group, shared):
         for r in results:
-            if r.get("type") == "textarea" and mapping.fields.get(r.get("from_name")) == role:
+            name = r.get("from_name")
+            if (
+                r.get("type") == "textarea"
+                and isinstance(name, str)
+                and mapping.fields.get(name) == role
+            ):
                 text = _first_text(r.get("value", {}).get("text"))
                 if text:
                     return text
@@ -242,7 +251,11 @@ def _choice(
     """(value, control name) of the choice with this role, the change's own first."""
     for r in (*group, *shared):
         name = r.get("from_name")
-        if r.get("type") == "choices" and mapping.fields.get(name) == role:
+        if (
+            r.get("type") == "choices"
+            and isinstance(name, str)
+            and mapping.fields.get(name) == role
+        ):
             picked = _values(r, "choices")
             if picked:
                 return picked[0], str(name)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
+from typing import cast
 
 from pairdiff.geometry import Box, BoxError, iou
 
@@ -27,7 +28,8 @@ class Guess:
 
 def _side(changes: Sequence[Mapping[str, object]], side: str) -> Box | None:
     """The bounding box of every box on one side; None when the side is empty everywhere."""
-    boxes = [b for c in changes for b in (c.get(f"boxes_{side}") or [])]  # type: ignore[union-attr]
+    # Stored boxes are lists of four numbers; a malformed one is caught below.
+    boxes = [b for c in changes for b in cast("list[list[float]]", c.get(f"boxes_{side}") or [])]
     if not boxes:
         return None
     try:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.urls import reverse
 
 from annotator.models import Annotation, Defect, Pair
@@ -46,6 +48,7 @@ def adjudication_context(pair: Pair) -> dict:
     resolutions = list(pair.resolutions.select_related("lead"))
     latest = resolutions[-1] if resolutions else None
     consensus = agreement.consensus if agreement else None
+    current: dict[str, Any] | None
     if latest is not None and latest.answer:
         current = {"changes": latest.answer["changes"]}
     else:

@@ -11,8 +11,9 @@ from __future__ import annotations
 import math
 import statistics
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from django.db.models import Avg, Count, F, Q
 
@@ -230,17 +231,17 @@ def project_quality(*, project: Project) -> ProjectQuality:
 def pair_status_counts(*, project: Project) -> tuple[dict[str, int], int]:
     """Pairs per status (every status present, zeros included) and how many are gold."""
     rows = project.pairs.values("status").annotate(
-        n=Count("id"), gold=Count("id", filter=Q(is_gold=True))
+        n=Count("id"), n_gold=Count("id", filter=Q(is_gold=True))
     )
     counts = dict.fromkeys(PairStatus.values, 0)
     gold = 0
     for row in rows:
         counts[row["status"]] = row["n"]
-        gold += row["gold"]
+        gold += row["n_gold"]
     return counts, gold
 
 
-def _cross_checks(project: Project) -> list[dict]:
+def _cross_checks(project: Project) -> list[Mapping[str, Any]]:
     return list(
         Agreement.objects.filter(pair__project=project)
         .exclude(annotation_1=F("annotation_2"))
@@ -275,7 +276,7 @@ REASON_KINDS = {
 }
 
 
-def reason_counts(*, checks: Sequence[dict]) -> dict[str, int]:
+def reason_counts(*, checks: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     """How many cross-checks that were not accepted give each kind of reason, most first.
 
     A pair counts once per kind however many of its changes or sides give it.
@@ -292,7 +293,9 @@ def _reason_kind(code: str) -> str:
     return REASON_KINDS.get(head) or REASON_KINDS.get(code.rsplit(".", 1)[-1], code)
 
 
-def category_confusion(*, project: Project, checks: Sequence[dict]) -> tuple[Grid, int]:
+def category_confusion(
+    *, project: Project, checks: Sequence[Mapping[str, Any]]
+) -> tuple[Grid, int]:
     """Categories of the matched changes of each cross-check, and the unmatched count.
 
     Matched changes are those the agreement paired (``index_1`` and ``index_2`` in
@@ -328,7 +331,9 @@ def category_confusion(*, project: Project, checks: Sequence[dict]) -> tuple[Gri
     return _grid(pairs, keys, {k: project.category_name(k) for k in keys}), unmatched
 
 
-def annotator_quality(*, project: Project, checks: Sequence[dict]) -> list[AnnotatorQuality]:
+def annotator_quality(
+    *, project: Project, checks: Sequence[Mapping[str, Any]]
+) -> list[AnnotatorQuality]:
     """Per annotator, by username: every member with the annotator role, and anyone else
     (a lead, an admin) who has submitted an annotation in the project."""
     names: dict[int, str] = dict(

@@ -98,10 +98,11 @@ class ReleaseForm(forms.Form):
         return [self[name] for name in RATIO_FIELDS]
 
     def ratio_errors(self) -> list[str]:
-        return [error for name in RATIO_FIELDS for error in self.errors.get(name, [])]
+        return [str(error) for name in RATIO_FIELDS for error in self.errors.get(name, [])]
 
     def clean(self) -> dict:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         if self.errors:
             return data
         try:

@@ -89,6 +89,7 @@ def leaderboard(evaluations: Iterable[Evaluation], categories: list[Mapping]) ->
             f"{r.evaluation.result['text_metric']['name']} ≥ "
             f"{r.evaluation.result['text_metric']['threshold']}"
             for r in scored
+            if r.evaluation.result  # always, for a scored row
         }
     )
     return Board(

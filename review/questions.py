@@ -51,7 +51,7 @@ class QuestionPreview:
 
     @property
     def negatives(self) -> list[str]:
-        return list(self.edit.negatives) if self.edited else self.derived
+        return list(self.edit.negatives) if self.edit is not None and self.edited else self.derived
 
 
 def question_previews(project: Project, pairs: QuerySet[Pair]) -> list[QuestionPreview]:

@@ -319,7 +319,8 @@ def _lead_negatives(standing: list[Standing]) -> tuple[dict, dict]:
     edits = QuestionEdit.objects.filter(pair_id__in=firsts).values_list(
         "pair_id", "description", "negatives", "verified"
     )
-    verified, edited = {}, {}
+    verified: dict[int, bool] = {}
+    edited: dict[int, list[str]] = {}
     for pk, description, negatives, is_verified in edits:
         if firsts[pk] == description:
             (verified if is_verified else edited)[pk] = negatives
@@ -401,9 +402,11 @@ def releases_fail_stale(
         status=ReleaseStatus.BUILDING, job__in=jobs_stale(now=now)
     ).select_related("project", "job")
     for release in stale:
+        job = release.job
+        assert job is not None  # picked by its job
         # Only if the build showed no sign of life since we looked.
         if not Job.objects.filter(
-            pk=release.job.pk, status=JobStatus.RUNNING, heartbeat_at=release.job.heartbeat_at
+            pk=job.pk, status=JobStatus.RUNNING, heartbeat_at=job.heartbeat_at
         ).update(status=JobStatus.FAILED, message=message):
             continue
         _release_fail(release, storage, message)

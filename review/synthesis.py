@@ -83,9 +83,10 @@ def synthesis_queue(
     *, project: Project, images: UploadedFile, options: SynthesisOptions, user=None
 ) -> Job:
     """Store the zip of photos and queue the synthesis job (after commit)."""
-    if not images.name.lower().endswith(".zip"):
+    # An upload always has a name and a size; the stubs allow None for files in general.
+    if not (images.name or "").lower().endswith(".zip"):
         raise SynthesisUnusable("send the photos as one .zip file", field="images")
-    if images.size > MAX_ZIP_BYTES:
+    if (images.size or 0) > MAX_ZIP_BYTES:
         raise SynthesisUnusable("the zip is over 2 GB", field="images")
     with transaction.atomic():
         job = job_create(

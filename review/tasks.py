@@ -78,6 +78,7 @@ def synthesize_pairs_job(job_id: int) -> dict | None:
                 dst.write(chunk)
         # An unusable zip fails the job with its reason; nothing to retry.
         with contextlib.suppress(SynthesisUnusable):
+            assert job.project is not None  # a synthesis job always has its project
             synthesis_run(
                 project=job.project, images=images, options=options, job=job, actor=job.created_by
             )

@@ -13,6 +13,7 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
 from annotator.models import Pair, PairStatus, Project
+from config.htmx import HtmxHttpRequest
 from review.questions import (
     NegativesInvalid,
     QuestionPreview,
@@ -57,7 +58,7 @@ def questions(request: HttpRequest, slug: str) -> HttpResponse:
 
 @require_POST
 @login_required
-def question(request: HttpRequest, pk: int) -> HttpResponse:
+def question(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """Save the two negatives (or, with action=reset, go back to the derived ones). htmx gets
     the row back, errors in place; a plain form goes back to its page, or shows the row alone."""
     pair = get_object_or_404(Pair.objects.select_related("project"), pk=pk)
@@ -99,7 +100,7 @@ def _back(request: HttpRequest) -> dict:
     }
 
 
-def _answer(request: HttpRequest, project: Project, row: dict) -> HttpResponse:
+def _answer(request: HtmxHttpRequest, project: Project, row: dict) -> HttpResponse:
     """htmx gets the row; a plain form goes back to its page, or sees the row alone (400)."""
     if request.htmx:
         return render(request, "review/_question_row.html", {"row": row, "project": project})

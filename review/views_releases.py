@@ -43,9 +43,9 @@ def releases(request: HttpRequest, slug: str) -> HttpResponse:
             release = _build(request, project, form)
             if release is not None:
                 return redirect("review:releases", project.slug)
-    for release in rows:
-        release.split_counts = release_display.split_counts(release)
-        release.warnings = release_display.warnings(release)
+    for release in rows:  # attributes for the template only, not model fields
+        release.split_counts = release_display.split_counts(release)  # type: ignore[attr-defined]
+        release.warnings = release_display.warnings(release)  # type: ignore[attr-defined]
     context = {
         "project": project,
         "tab": "releases",

@@ -47,7 +47,7 @@ def make_accepted(project: Project, annotators, bodies) -> list[Pair]:
         pair = make_pair(project)
         for user in annotators:
             assignment = assignment_lease_next(project=project, user=user)
-            assert assignment.pair_id == pair.pk
+            assert assignment is not None and assignment.pair_id == pair.pk
             annotation_submit(assignment_id=assignment.pk, user=user, body=body)
         agreement_compute(pair_id=pair.pk)
         pair.refresh_from_db()

@@ -82,6 +82,7 @@ def photometric(lab_a: np.ndarray, lab_b: np.ndarray, explained: float) -> Globa
 def tint_name(d_a: float, d_b: float) -> str:
     """A colour word for a shift in the a*, b* plane (hue angle in CIELAB)."""
     angle = math.degrees(math.atan2(d_b, d_a)) % 360
+    names: tuple[tuple[int, str], ...]
     names = ((30, "magenta"), (70, "warm orange"), (105, "yellow"), (190, "green"))
     names += ((290, "cool blue"), (335, "purple"), (360, "magenta"))
     return next(name for limit, name in names if angle < limit)

@@ -117,7 +117,7 @@ class NaiveBayes:
     """True vs false options from their words and word pairs, Laplace-smoothed."""
 
     def __init__(self) -> None:
-        self.counts = {True: Counter(), False: Counter()}
+        self.counts: dict[bool, Counter[str]] = {True: Counter(), False: Counter()}
 
     @staticmethod
     def features(text: str) -> list[str]:

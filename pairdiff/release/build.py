@@ -16,6 +16,7 @@ from pairdiff.release.publish import card_header
 from pairdiff.release.question_set import question_negatives as _question_negatives
 from pairdiff.release.question_set import question_set
 from pairdiff.release.records import ReleasePair, benchmark_record
+from pairdiff.release.slots import Prior
 from pairdiff.release.splits import SPLITS, SplitItem, SplitPlan, split_assign
 from pairdiff.release.training import VOCABULARY_FILE, training_set, vocabulary
 
@@ -204,7 +205,7 @@ def _answers_by_split(rows: Sequence[Mapping]) -> dict:
 
 
 def question_negatives(
-    record: Mapping, *, entity_pool: Sequence[str] = (), prior: Mapping | None = None
+    record: Mapping, *, entity_pool: Sequence[str] = (), prior: Prior | None = None
 ) -> list[str]:
     """The derived hard negatives of one record (its first change), as releases write them;
     ``prior`` is ``release_prior`` of the release's records."""

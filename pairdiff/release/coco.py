@@ -19,7 +19,8 @@ def coco_side(
     annotation (ids from 1: pycocotools treats id 0 as unmatched); an absent side has none.
     Image ids are pair ids, so ``coco_a.json`` and ``coco_b.json`` line up."""
     category_ids = {c["slug"]: i for i, c in enumerate(categories, start=1)}
-    images, annotations = [], []
+    images: list[dict] = []
+    annotations: list[dict] = []
     for record in records:
         width, height = record[f"size_{side}"]
         images.append(

@@ -139,7 +139,7 @@ def _field(config: str, fileset: str, column: str, kind: str) -> dict:
     source: dict = {"fileSet": {"@id": fileset}, "extract": {"column": column}}
     if kind == "image":
         source["transform"] = {"jsonPath": "bytes"}
-    field = {
+    field: dict[str, object] = {
         "@type": "cr:Field",
         "@id": f"{config}/{column}",
         "name": column,

@@ -70,7 +70,8 @@ def strict_filter(
     pairs: Sequence[ReleasePair], *, no_lead: bool
 ) -> tuple[list[ReleasePair], dict[str, int]]:
     """The pairs MinCU's strict rule keeps, and how many it left out for each reason."""
-    kept, left_out = [], {}
+    kept: list[ReleasePair] = []
+    left_out: dict[str, int] = {}
     for pair in pairs:
         reason = strict_reason(pair, no_lead=no_lead)
         if reason:

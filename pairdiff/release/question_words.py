@@ -51,6 +51,7 @@ FAMILY = {c: i for i, family in enumerate(COLOUR_FAMILIES) for c in family}
 COLOUR = re.compile(
     r"\b(?:(?:dark|light|pale|bright|deep)[\s-]+)?(" + "|".join([*FAMILY, "gray"]) + r")\b", re.I
 )
+NUMBER_WORDS: tuple[str, ...]
 NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
 NUMBER_WORDS += ("ten", "eleven", "twelve")
 VALUES = {word: value for value, word in enumerate(NUMBER_WORDS)} | {"a single": 1}

@@ -301,7 +301,8 @@ def _count_rule(text: str, ctx: _Context, rng: random.Random) -> tuple[list[_Hit
         if value == 1:
             # "one car" → "two cars" only when the noun is the entity; a guess at which
             # following word is the noun would turn "one red car" into "two reds car".
-            pos, words = m.end(), []
+            pos = m.end()
+            words: list[str] = []
             while len(words) < 3 and (after := WORD_AFTER.match(text, pos)):
                 words.append(after.group(1))
                 pos = after.end()

@@ -214,11 +214,11 @@ def candidates(
         if len(group) == 2 and _plain(group[0].value) != _plain(group[1].value):
             a, b = group
             found.append(Candidate(_replace(text, [(a, b.value), (b, a.value)]), f"swap:{kind}"))
-    seen = {_plain(text)}
+    sentences = {_plain(text)}
     unique = []
     for c in found:
-        if _plain(c.sentence) not in seen:
-            seen.add(_plain(c.sentence))
+        if _plain(c.sentence) not in sentences:
+            sentences.add(_plain(c.sentence))
             unique.append(c)
     return unique
 

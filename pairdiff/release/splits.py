@@ -221,7 +221,7 @@ def _pick_test(
     ratio: tuple[int, int, int] | None,
     category: str,
     notes: list[str],
-) -> set[int]:
+) -> set[int | str]:
     if ratio is None:
         return {item.key for item in group[:n_test]}
     by_level: dict[str | None, list[SplitItem]] = defaultdict(list)

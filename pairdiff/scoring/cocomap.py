@@ -29,12 +29,13 @@ def side_map(
     from pycocotools.coco import COCO
     from pycocotools.cocoeval import COCOeval
 
-    annotations, detections = [], []
+    annotations: list[dict] = []
+    detections: list[dict] = []
     for image, boxes in enumerate(truth):
         for box in boxes:
             annotations.append(_ann(len(annotations) + 1, image, box) | {"iscrowd": 0})
-    for image, boxes in enumerate(predicted):
-        for box, score in boxes:
+    for image, scored in enumerate(predicted):
+        for box, score in scored:
             detections.append(_ann(len(detections) + 1, image, box) | {"score": float(score)})
     gt = COCO()
     # pycocotools 2.0.x: "info" must exist and annotation ids start at 1 (id 0 reads unmatched).

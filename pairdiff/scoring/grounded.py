@@ -149,7 +149,8 @@ def grounded_scores(
 ) -> dict:
     """Overall figures and breakdowns by category and difficulty, for ``(record, truths,
     predicted)`` items; descriptions are scored in one batch (one BERTScore model load)."""
-    pairs, offsets = [], []
+    pairs: list[tuple[str, str]] = []
+    offsets: list[int] = []
     for _, truths, predicted in items:
         offsets.append(len(pairs))
         pairs += [(t.description, p.description) for t in truths for p in predicted]
@@ -162,7 +163,7 @@ def grounded_scores(
         tally = record_tally(
             truths,
             predicted,
-            similarity=lambda i, j, o=offset, w=width: sims[o + i * w + j],
+            similarity=_row_major(sims, offset, width),
             threshold=scorer.threshold,
             normalise=normalise,
         )
@@ -174,6 +175,11 @@ def grounded_scores(
         "by_category": {k: v.as_json() for k, v in sorted(by_category.items())},
         "by_difficulty": {k: v.as_json() for k, v in sorted(by_difficulty.items())},
     }
+
+
+def _row_major(sims: Sequence[float], offset: int, width: int) -> Callable[[int, int], float]:
+    """similarity(i, j) of one record, read from the batch's flat list of similarities."""
+    return lambda i, j: sims[offset + i * width + j]
 
 
 def _ratio(a: float, b: float) -> float | None:

@@ -27,6 +27,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from numbers import Real
+from typing import TypeGuard, cast
 
 from pairdiff.geometry import Box, BoxError, Frame
 from pairdiff.predict import NO_VISIBLE_CHANGE
@@ -149,15 +150,16 @@ def read_predictions(
                 out.mentioned_questions.add(key)
             continue
         seen[kind, key] = number
+        # read() gives a question's letter (or None), or a record's changes.
         if kind == "question":
-            out.answers[key] = value
+            out.answers[key] = cast("str | None", value)
         else:
-            out.changes[key] = value
+            out.changes[key] = cast("list[Change]", value)
     if not out.lines:
         raise PredictionsRefused("the predictions file has no lines")
     if len(out.unparseable) == out.lines:
-        first = "; ".join(f"line {n}: {why}" for n, why in out.unparseable[:3])
-        raise PredictionsRefused(f"no line of the predictions file could be read ({first})")
+        reasons = "; ".join(f"line {n}: {why}" for n, why in out.unparseable[:3])
+        raise PredictionsRefused(f"no line of the predictions file could be read ({reasons})")
     reader.check_space()
     return out
 
@@ -174,8 +176,10 @@ class _LineReader:
         self.named = ("", ())
         try:
             row = json.loads(line)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise _Unreadable(f"not JSON ({exc.msg} at column {exc.colno})") from None
+        except ValueError as exc:  # e.g. an integer past Python's digit limit: no .msg/.colno
+            raise _Unreadable(f"not JSON ({exc})") from None
         if not isinstance(row, dict):
             raise _Unreadable(f"a line must be a JSON object, not {type(row).__name__}")
         key = row.get("id")
@@ -340,7 +344,7 @@ def _scaled(box: Box, sx: float, sy: float) -> Box:
     return Box(box.x1 * sx, box.y1 * sy, box.x2 * sx, box.y2 * sy)
 
 
-def _is_number(value: object) -> bool:
+def _is_number(value: object) -> TypeGuard[float]:
     return isinstance(value, Real) and not isinstance(value, bool) and math.isfinite(value)
 
 

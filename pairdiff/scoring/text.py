@@ -27,8 +27,12 @@ class TextScorerUnavailable(ValueError):
 
 
 class TextScorer(Protocol):
-    name: str
-    threshold: float
+    # Read-only: the scorers are frozen dataclasses.
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def threshold(self) -> float: ...
 
     def similarities(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         """Similarity in [0, 1] of each (reference, candidate) pair, in order."""

@@ -161,6 +161,7 @@ class VlmPredictor:
         connection_class = (
             http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
         )
+        assert parts.hostname, "__init__ refuses an endpoint without a host"
         connection = connection_class(parts.hostname, parts.port, timeout=self.timeout)
         path = parts.path + (f"?{parts.query}" if parts.query else "")
         headers = {
@@ -226,7 +227,7 @@ def _reply(envelope: object, text: str) -> _Reply:
     choices = envelope.get("choices") if isinstance(envelope, Mapping) else None
     choice = choices[0] if isinstance(choices, list) and choices else None
     message = choice.get("message") if isinstance(choice, Mapping) else None
-    if not isinstance(message, Mapping):
+    if not isinstance(choice, Mapping) or not isinstance(message, Mapping):
         raise _Failure(f"the server's reply has no choices[0].message: {excerpt(text)!r}", text)
     content = message.get("content")
     if isinstance(content, list):  # some servers answer in parts, like the request

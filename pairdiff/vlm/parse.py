@@ -462,7 +462,7 @@ class _Reader:
             return None
         if (
             isinstance(value, bool)
-            or not isinstance(value, Real)
+            or not isinstance(value, int | float)
             or not math.isfinite(value)
             or not 0 <= value <= 1
         ):
@@ -483,7 +483,7 @@ class _Reader:
             try:
                 value = json.loads(value)
             except json.JSONDecodeError:
-                self.drop_box(f"{where}: {excerpt(value, 60)!r} is not a box")
+                self.drop_box(f"{where}: {excerpt(str(value), 60)!r} is not a box")
                 return ()
             if value is None or isinstance(value, str):
                 return self.side_boxes(None, side, where)

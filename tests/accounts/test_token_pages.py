@@ -13,7 +13,9 @@ URL = "/account/tokens/"
 
 
 def _secret(html: str) -> str:
-    return re.search(r'<code id="token-secret" class="secret">([^<]+)</code>', html).group(1)
+    found = re.search(r'<code id="token-secret" class="secret">([^<]+)</code>', html)
+    assert found, "the page shows the secret"
+    return found.group(1)
 
 
 def test_the_page_is_at_account_tokens_and_linked_from_the_top(client, researcher):

@@ -10,7 +10,7 @@ from review.models import GoldAnswer
 from tests.images import edited_pair
 
 
-def _exit_code(*args) -> int:
+def _exit_code(*args) -> int | str | None:
     try:
         call_command(*args)
     except SystemExit as exc:

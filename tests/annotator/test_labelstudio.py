@@ -109,8 +109,8 @@ def images(tmp_path) -> Path:
 
 def _import(project, images, tasks: list[dict], **given):
     job = job_create(kind=JobKind.IMPORT, project=project)
-    given = LSInput(export=json.dumps(tasks).encode(), **given)
-    report = labelstudio_import(project=project, given=given, images=images, job=job)
+    ls_input = LSInput(export=json.dumps(tasks).encode(), **given)
+    report = labelstudio_import(project=project, given=ls_input, images=images, job=job)
     job.refresh_from_db()
     return report, job
 
@@ -264,7 +264,7 @@ def test_unusable_export_fails_the_job_and_writes_nothing(project, images):
 # The command ---------------------------------------------------------------------------------
 
 
-def _exit_code(*args) -> int:
+def _exit_code(*args) -> int | str | None:
     try:
         call_command(*args)
     except SystemExit as exc:

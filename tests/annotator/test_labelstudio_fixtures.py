@@ -53,7 +53,7 @@ def ls_lead(ls_project):
     return user
 
 
-def _exit_code(*args) -> int:
+def _exit_code(*args) -> int | str | None:
     try:
         call_command(*args)
     except SystemExit as exc:
@@ -61,7 +61,7 @@ def _exit_code(*args) -> int:
     return 0
 
 
-def _command(project, *extra) -> int:
+def _command(project, *extra) -> int | str | None:
     return _exit_code(
         "import_labelstudio",
         str(MINCU / "export.json"),
@@ -423,7 +423,7 @@ def test_authors_mapped_to_members_chosen_by_the_lead(ls_project, tmp_path):
 VDIFF = FIXTURES / "vdiff"
 
 
-def _vdiff_command(project) -> int:
+def _vdiff_command(project) -> int | str | None:
     return _exit_code(
         "import_labelstudio",
         str(VDIFF / "export.json"),

@@ -84,6 +84,7 @@ def _zip(files: dict[str, bytes | str]) -> SimpleUploadedFile:
 
 def _annotate(project, user, body) -> None:
     assignment = assignment_lease_next(project=project, user=user)
+    assert assignment is not None
     annotation_submit(assignment_id=assignment.pk, user=user, body=body)
 
 

@@ -1,4 +1,5 @@
 import json
+from collections.abc import Collection
 
 import pytest
 from rest_framework.test import APIClient
@@ -17,7 +18,7 @@ class FakePredictor:
 
     name, version = "fake", "2"
 
-    def __init__(self, fail_on: set[bytes] = frozenset(), flag_all: bool = False) -> None:
+    def __init__(self, fail_on: Collection[bytes] = frozenset(), flag_all: bool = False) -> None:
         self.seen: list[tuple[bytes, bytes]] = []
         self.fail_on = fail_on
         self.flag_all = flag_all

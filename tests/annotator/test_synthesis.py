@@ -57,7 +57,7 @@ def _zip(folder: Path, extra: dict[str, bytes] | None = None) -> bytes:
     return out.getvalue()
 
 
-def _run(*args) -> int:
+def _run(*args) -> int | str | None:
     try:
         call_command("synthesize", *args)
     except SystemExit as exc:

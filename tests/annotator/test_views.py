@@ -204,6 +204,7 @@ def test_workspace_keeps_the_draft_and_hides_predictions_when_the_project_says_s
 
 def _ws_config(response) -> dict:
     match = re.search(r'<script id="ws-config"[^>]*>(.*?)</script>', response.content.decode())
+    assert match, "the workspace page has its config"
     return json.loads(match[1])
 
 

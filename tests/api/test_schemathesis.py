@@ -6,6 +6,7 @@ DIFFMARK_FUZZ_EXAMPLES=300 pytest tests/api/test_schemathesis.py (then unseeded)
 """
 
 import os
+from typing import Any
 
 import pytest
 import schemathesis
@@ -37,7 +38,7 @@ CHECKS = [
     content_type_conformance,
     response_schema_conformance,
 ]
-KNOWN: dict[str, object] = {}
+KNOWN: dict[str, list[Any]] = {}
 EXAMPLES = int(os.environ.get("DIFFMARK_FUZZ_EXAMPLES", "0"))
 
 

@@ -39,6 +39,7 @@ SECOND = answer_body(boxes_a=[BOX_A], boxes_b=[[150, 110, 190, 140]])
 
 def _annotate(project, user, body) -> Annotation:
     assignment = assignment_lease_next(project=project, user=user)
+    assert assignment is not None
     return annotation_submit(assignment_id=assignment.pk, user=user, body=body)[0]
 
 
@@ -48,6 +49,7 @@ def disputed_pair(project, annotator_1, annotator_2, first=FIRST, second=SECOND)
     _annotate(project, annotator_2, second)
     agreement = agreement_compute(pair_id=pair.pk)
     pair.refresh_from_db()
+    assert agreement is not None
     assert (pair.status, agreement.status) == ("disputed", "disputed")
     return pair
 
@@ -81,7 +83,7 @@ def open_adjudication(page: Page, pair: Pair) -> dict:
             .every(i => i.complete && i.naturalWidth);
         }"""
     )
-    return json.loads(page.locator("#adj-config").text_content())
+    return json.loads(page.locator("#adj-config").text_content() or "")
 
 
 def test_a_lead_resolves_a_dispute_by_editing_a_merged_box(

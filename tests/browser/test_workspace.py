@@ -3,6 +3,9 @@ whole pixels of each image's own frame in the stored answer, and nothing drawn i
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import pytest
 from playwright.sync_api import expect
 
@@ -39,7 +42,7 @@ from tests.browser.workspace import (
 pytestmark = pytest.mark.browser
 
 
-def stored_changes(assignment_id: int) -> list[dict]:
+def stored_changes(assignment_id: int) -> list[Mapping[str, Any]]:
     return list(
         Change.objects.filter(annotation__assignment_id=assignment_id)
         .order_by("position")

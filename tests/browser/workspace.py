@@ -71,7 +71,7 @@ def wait_for_workspace(page: Page, *, not_assignment: int | None = None) -> dict
         }""",
         arg=not_assignment,
     )
-    return json.loads(page.locator("#ws-config").text_content())
+    return json.loads(page.locator("#ws-config").text_content() or "")
 
 
 def answer(page: Page) -> dict:
@@ -148,6 +148,7 @@ def panel(
     """Panel `index` (0 left, 1 right) showing a side of frame `side`; `ref` is A's frame.
     `pixel_scale` (CSS px per pixel of A) pins the zoom instead of taking it from the view."""
     box = page.locator(f"[data-view='{index}'] canvas").bounding_box()
+    assert box is not None, "the view's canvas is visible"
     width, height = js_round(box["width"]), js_round(box["height"])
     v = view(page)
     fit = min(width / ref["width"], height / ref["height"]) * 0.97

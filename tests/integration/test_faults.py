@@ -150,7 +150,7 @@ def workers(tmp_path, settings, monkeypatch):
 
 
 def _files(prefix: str) -> list[str]:
-    found = []
+    found: list[str] = []
     try:
         folders, files = default_storage.listdir(prefix)
     except FileNotFoundError:

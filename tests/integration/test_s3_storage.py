@@ -15,6 +15,7 @@ import urllib.request
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import boto3
@@ -38,7 +39,7 @@ EXPIRE = 120  # AWS_QUERYSTRING_EXPIRE for these tests, unlike the default of 30
 
 @dataclass
 class Bucket:
-    client: object
+    client: Any  # a boto3 client (boto3 ships no types)
     name: str
     endpoint: str
 
@@ -61,6 +62,7 @@ def _production_s3_settings(monkeypatch, env: dict[str, str]) -> tuple[dict, dic
         for name, value in env.items():
             patch.setenv(name, value)
         spec = importlib.util.spec_from_file_location("_diffmark_s3_settings", SETTINGS_FILE)
+        assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
     aws = {name: getattr(module, name) for name in dir(module) if name.startswith("AWS_")}

@@ -21,6 +21,8 @@ FRAME = Frame(640, 480)
 def framed_boxes(draw: st.DrawFn, whole_pixels: bool = True) -> tuple[Box, Frame]:
     frame = Frame(draw(st.integers(1, 5000)), draw(st.integers(1, 5000)))
     if whole_pixels:
+        xs: list[float]
+        ys: list[float]
         xs = draw(st.lists(st.integers(0, frame.width), min_size=2, max_size=2, unique=True))
         ys = draw(st.lists(st.integers(0, frame.height), min_size=2, max_size=2, unique=True))
     else:

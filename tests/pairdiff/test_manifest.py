@@ -1,4 +1,5 @@
 import json
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -29,7 +30,7 @@ def _row(line: int, image_a: str, image_b: str, **extra: object) -> ManifestRow:
     )
 
 
-def _errors(data: bytes, **options: str) -> list[tuple[int, str, str]]:
+def _errors(data: bytes, **options: Any) -> list[tuple[int, str, str]]:
     rows, errors = parse_manifest(data, **options)
     return [(error.line, error.external_id, error.message) for error in errors]
 

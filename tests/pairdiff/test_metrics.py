@@ -1,3 +1,5 @@
+from typing import Literal
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -40,7 +42,9 @@ def test_confusion_of_nothing_is_empty() -> None:
 # Σ w·expected = 1/2·3/8 + 1/2·1/16 + 1·1/16 + 1/2·3/16 = 3/8; κ = 1 − (1/4)/(3/8) = 1/3.
 # Quadratic w = (0, 1/4, 1): Σ w·observed = 1/8; Σ w·expected = 7/32; κ = 1 − 4/7 = 3/7.
 @pytest.mark.parametrize(("weights", "expected"), [("linear", 1 / 3), ("quadratic", 3 / 7)])
-def test_weighted_kappa_matches_a_hand_computed_example(weights: str, expected: float) -> None:
+def test_weighted_kappa_matches_a_hand_computed_example(
+    weights: Literal["linear", "quadratic"], expected: float
+) -> None:
     pairs = [("a", "a"), ("a", "b"), ("b", "b"), ("c", "b")]
 
     assert weighted_kappa(pairs, categories=("a", "b", "c"), weights=weights) == pytest.approx(
@@ -82,7 +86,10 @@ def test_quadratic_weights_punish_far_disagreements_more_than_linear() -> None:
     pairs = [("excellent", "excellent"), ("good", "good"), ("fair", "fair"), ("poor", "poor")]
     near = [*pairs, ("excellent", "good"), ("good", "excellent")]
 
-    assert weighted_kappa(near, weights="quadratic") > weighted_kappa(near, weights="linear")
+    quadratic = weighted_kappa(near, weights="quadratic")
+    linear = weighted_kappa(near, weights="linear")
+    assert quadratic is not None and linear is not None
+    assert quadratic > linear
 
 
 @pytest.mark.parametrize(
@@ -138,6 +145,7 @@ def test_alpha_of_one_disagreeing_unit_is_zero() -> None:
 
 
 def test_alpha_is_one_for_perfect_agreement_and_ignores_unpaired_units() -> None:
+    units: list[list[str | None]]
     units = [["excellent", "excellent"], ["poor", "poor", "poor"], ["good"], ["fair", None]]
 
     assert krippendorff_alpha_ordinal(units) == 1.0

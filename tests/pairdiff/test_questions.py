@@ -1,5 +1,6 @@
 import re
 from collections import Counter
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -21,7 +22,7 @@ def _norm(text: str) -> str:
 
 
 def _negatives(description: str, category: str, entity: str = "", **kwargs) -> list[str]:
-    args = {
+    args: dict[str, Any] = {
         "description": description,
         "category": category,
         "entity_a": entity,
@@ -140,7 +141,9 @@ def test_colour_swap_prefers_a_contrasting_colour() -> None:
     blues = {"green", "blue", "purple", "violet", "cyan", "teal", "turquoise", "navy"}
     for seed in range(10):
         negatives = _negatives("The door was painted blue.", "regional_colour", "door", seed=seed)
-        colour = re.fullmatch(r"The door was painted (\w+)\.", negatives[0]).group(1)
+        found = re.fullmatch(r"The door was painted (\w+)\.", negatives[0])
+        assert found, negatives[0]
+        colour = found.group(1)
         assert colour not in blues
 
 

@@ -237,6 +237,15 @@ def test_a_file_with_no_readable_line_is_refused():
         _score(b"garbage\n{]\n")
 
 
+def test_a_number_past_python_s_digit_limit_is_an_unparseable_line_not_a_crash():
+    # json.loads raises a plain ValueError (no .msg, no .colno) for an over-long integer.
+    lines = jsonl(_lines()).decode().splitlines()
+    lines[0] = "1" * 5000
+    result = _score(("\n".join(lines) + "\n").encode())
+    assert [x["line"] for x in result["unparseable"]["lines"]] == [1]
+    assert "not JSON" in result["unparseable"]["lines"][0]["reason"]
+
+
 def test_raw_text_is_read_by_the_project_s_parser():
     recs = scoring_data.records()
     qs = scoring_data.questions(recs)

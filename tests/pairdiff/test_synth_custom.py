@@ -89,6 +89,7 @@ def test_same_photos_and_seed_give_identical_pairs_another_seed_others() -> None
         synthesize(photos[slot.photo], slot, seed=7),
     )
     other = synthesize(photos[slot.photo], slot, seed=8)
+    assert first.pair is not None and again.pair is not None and other.pair is not None
 
     assert (first.pair.image_a, first.pair.image_b) == (again.pair.image_a, again.pair.image_b)
     assert first.pair.key == again.pair.key != other.pair.key

@@ -634,7 +634,7 @@ class FakeEndpoint:
 
     url: str = ""
     requests: list[Received] = field(default_factory=list)
-    respond: Callable[[BaseHTTPRequestHandler], None] | None = None
+    respond: Callable[[BaseHTTPRequestHandler], object] | None = None
     release: threading.Event = field(default_factory=threading.Event)
 
     def answer(self, content: object, *, finish_reason: str = "stop", status: int = 200) -> None:

@@ -21,6 +21,7 @@ SHIFTED = [[22, 12, 42, 32]]  # IoU with the default [20, 10, 40, 30] box: 324 /
 def annotate(project, user, body: dict, *, seconds: float) -> None:
     """Lease the caller's next pair and submit; the cross-check and gold scoring run on commit."""
     assignment = assignment_lease_next(project=project, user=user)
+    assert assignment is not None
     annotation_submit(
         assignment_id=assignment.pk, user=user, body=body | {"time_spent_ms": int(seconds * 1000)}
     )

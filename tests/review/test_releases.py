@@ -1,5 +1,6 @@
 import hashlib
 import json
+from typing import Any
 
 import pytest
 from django.core.files.storage import default_storage
@@ -26,7 +27,7 @@ DATA_FILES = [
 
 def _bodies(n: int) -> list[dict]:
     """Answers of several categories and sizes, so splits and difficulties have something."""
-    kinds = [
+    kinds: list[dict[str, Any]] = [
         {"category": "attribute", "boxes_a": [[20, 10, 40, 30]], "boxes_b": [[20, 10, 40, 30]]},
         {
             "category": "object",

@@ -18,6 +18,7 @@ import json
 import os
 import zipfile
 from dataclasses import dataclass
+from typing import cast
 
 import pytest
 from django.apps import apps
@@ -111,7 +112,7 @@ def with_hole(value: object, path: tuple) -> object:
     head, rest = path[0], path[1:]
     if isinstance(value, dict):
         return {**value, head: with_hole(value.get(head), rest)}
-    return [with_hole(v, rest) if i == head else v for i, v in enumerate(value)]
+    return [with_hole(v, rest) if i == head else v for i, v in enumerate(cast(list, value))]
 
 
 def hostile_body(base: object, path: tuple, raw: str) -> str:
@@ -121,7 +122,7 @@ def hostile_body(base: object, path: tuple, raw: str) -> str:
 def fingerprint() -> dict:
     """What the apps store: every row count, and the assignments' and pairs' state."""
     counted = {
-        model._meta.label: model.objects.count()
+        model._meta.label: model._default_manager.count()
         for app in ("annotator", "review", "accounts", "auth")
         for model in apps.get_app_config(app).get_models()
     }
@@ -339,6 +340,7 @@ def form_endpoints(world) -> list[Endpoint]:
     slug = project.slug
     annotator = world["users"]["annotator"]
     question_pair = Pair.objects.filter(project=project, status="accepted").first()
+    assert question_pair is not None
     settings_form = {
         "name": "Cars",
         "description": "d",

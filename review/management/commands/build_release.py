@@ -65,18 +65,20 @@ class Command(BaseCommand):
         release = release_build(release.pk)
         if release.status != ReleaseStatus.READY:
             raise CommandError(f"release {release.name} failed: {release.message}")
-        counts = release.manifest["counts"]
+        manifest = release.manifest
+        assert manifest is not None  # a ready release has its manifest
+        counts = manifest["counts"]
         self.stdout.write(
             f"release {release.name} (version {release.version}, id {release.pk}) is ready: "
             f"{counts['total']} pairs — "
             + ", ".join(f"{split} {n}" for split, n in counts["splits"].items())
         )
-        gate = release.manifest["text_baselines"]["gate"]
+        gate = manifest["text_baselines"]["gate"]
         self.stdout.write(
             f"best text-only baseline: {gate['best']} {_percent(gate['best_accuracy'])} "
             f"(limit {_percent(gate['limit'])})"
         )
-        for warning in release.manifest.get("warnings", release.manifest["notes"]):
+        for warning in manifest.get("warnings", manifest["notes"]):
             self.stdout.write(f"warning: {warning}")
 
 
