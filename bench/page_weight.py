@@ -62,6 +62,7 @@ def _seed() -> str:
     django.setup()
     call_command("migrate", verbosity=0)
     call_command("collectstatic", verbosity=0, interactive=False)
+    from annotator.models import Role
     from annotator.services import (
         PairInput,
         membership_set,
@@ -75,7 +76,7 @@ def _seed() -> str:
     a, b = edited_pair(size=(640, 480))
     pair_create(project=project, pair_input=PairInput(a, b, external_id="p0"))
     user = user_ensure(username=USER, password=PASSWORD)
-    membership_set(project=project, user=user, role="annotator")
+    membership_set(project=project, user=user, role=Role.ANNOTATOR)
     return project.slug
 
 
@@ -171,11 +172,11 @@ def _files(log: NetworkLog) -> None:
 
 
 def _measure(base: str, slug: str, screenshot: str | None) -> None:
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import ViewportSize, sync_playwright
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        viewport = {"width": 1400, "height": 900}
+        viewport: ViewportSize = {"width": 1400, "height": 900}
         signed_in = browser.new_context(base_url=base, viewport=viewport)
         login = signed_in.new_page()
         login.goto("/login/")

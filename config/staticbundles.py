@@ -15,7 +15,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.contrib.staticfiles import finders
-from django.core.checks import Error
+from django.core.checks import CheckMessage, Error
 from django.core.files.storage import FileSystemStorage
 
 from config.jsbundle import BundleError, bundle
@@ -41,8 +41,8 @@ class BundleFinder(finders.BaseFinder):
         self.entries = {bundle_name(entry): entry for entry in settings.STATIC_BUNDLES}
         self.storage = FileSystemStorage(location=settings.STATIC_BUNDLE_DIR)
 
-    def check(self, **kwargs) -> list[Error]:
-        errors = []
+    def check(self, **kwargs) -> list[CheckMessage]:
+        errors: list[CheckMessage] = []
         for entry in self.entries.values():
             try:
                 bundle(entry, _read)

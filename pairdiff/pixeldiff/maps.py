@@ -70,7 +70,7 @@ def maps(rgb_a: np.ndarray, rgb_b: np.ndarray, s: Settings) -> Maps:
     lab_a = to_lab(rgb_a)
     box = differing_box(rgb_a, rgb_b, 2 * REACH)
     lab_b = lab_a.copy()
-    score = np.zeros(rgb_a.shape[:2], np.float32)
+    score: np.ndarray = np.zeros(rgb_a.shape[:2], np.float32)
     if box is not None:
         lab_b[box] = to_lab(rgb_b[box])
         score[box] = score_map(lab_a[box], lab_b[box], s, frame=score.shape)
