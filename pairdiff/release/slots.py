@@ -10,6 +10,7 @@ keeps every word of the truth.
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
 from collections.abc import Iterable
@@ -194,15 +195,17 @@ def candidates(
         seen = {} if slot.kind == "quoted" else prior.get(slot.kind, {})
         drawn = _weighted_order({v: n for v, n in seen.items() if v != _value_key(slot.value)}, rng)
         made = [v for v in _alternatives(slot, rng) if _value_key(v) not in seen]
-        options = [
+        # Lazily: the prior can hold thousands of values, and only the first few that fit
+        # are used (each check is a regex search).
+        options = (
             v
             for v in [*drawn, *made]
             if _plain(v) not in present
             and not _in_text(v, text)
             and _keeps_order(slot, v, slots)
             and _fits(slot, v)
-        ]
-        for value in options[:per_slot]:
+        )
+        for value in itertools.islice(options, per_slot):
             found.append(Candidate(_replace(text, [(slot, value)]), slot.key))
     by_kind: dict[str, list[Slot]] = {}
     for slot in slots:
