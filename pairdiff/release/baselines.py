@@ -79,14 +79,22 @@ def credit(scores: Sequence[float], truth: int) -> float:
 
 
 def jaccard(a: str, b: str) -> float:
-    x, y = set(words(a)), set(words(b))
+    return set_jaccard(word_set(a), word_set(b))
+
+
+def word_set(text: str) -> frozenset[str]:
+    return frozenset(words(text))
+
+
+def set_jaccard(x: frozenset[str], y: frozenset[str]) -> float:
     return len(x & y) / len(x | y) if x | y else 1.0
 
 
 def similarity_scores(options: Sequence[str]) -> list[float]:
+    sets = [word_set(o) for o in options]
     return [
-        sum(jaccard(o, other) for j, other in enumerate(options) if j != i)
-        for i, o in enumerate(options)
+        sum(set_jaccard(x, other) for j, other in enumerate(sets) if j != i)
+        for i, x in enumerate(sets)
     ]
 
 

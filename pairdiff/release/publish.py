@@ -42,7 +42,10 @@ def research_files(
     yield from parquet_shards(rows, read_image=read_image, checksums=checksums)
     yield from lmms_eval_files(project_slug=meta["project_slug"], splits=splits).items()
     yield from vlmevalkit_tsvs(
-        rows["questions"], project_slug=meta["project_slug"], read_image=read_image
+        rows["questions"],
+        project_slug=meta["project_slug"],
+        read_image=read_image,
+        checksums=checksums,
     )
     columns = {
         config: IMAGE_TABLE_COLUMNS if config == IMAGES else column_types(rows[config])

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from itertools import chain, zip_longest
 
 from pairdiff.labels import normalise_label
-from pairdiff.release.baselines import similarity_scores
+from pairdiff.release.baselines import set_jaccard, word_set
 from pairdiff.release.question_words import (
     ADDED_REMOVED,
     AGREE,
@@ -141,13 +141,25 @@ def image_negatives(
     length_rank = rng.randrange(3)
     best: tuple[float, float] | None = None
     chosen: list[Candidate] = []
+    # Each sentence's words once, each pair's similarity once: up to 276 sets are scored.
+    sets = [word_set(s) for s in [text, *(c.sentence for c in pool)]]
+    index = {id(c): i for i, c in enumerate(pool, start=1)}
+    pairs: dict[tuple[int, int], float] = {}
+
+    def alike(i: int, j: int) -> float:
+        key = (i, j) if i < j else (j, i)
+        if key not in pairs:
+            pairs[key] = set_jaccard(sets[i], sets[j])
+        return pairs[key]
+
     for combo in _combinations(pool, n):
         options = [text, *(c.sentence for c in combo)]
         # A spread, not the truth's rank: options equally alike give a text-only heuristic
         # nothing to go on, while steering the truth away from the centre would only make it
         # the odd one out — a tell of its own. Likewise options of exactly one length are
         # preferred, but not "nearly as long": that would make a long truth the longest.
-        similarity = similarity_scores(options)
+        at = [0, *(index[id(c)] for c in combo)]
+        similarity = [sum(alike(i, j) for j in at if j != i) for i in at]  # similarity_scores
         cost = max(similarity) - min(similarity)
         cost += 0.25 * (len({_kind(c.slot) for c in combo}) - 1)
         cost += LENGTH_RANK * _off_rank(options, length_rank)
