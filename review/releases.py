@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import shutil
+import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
@@ -213,7 +214,9 @@ def release_build(release_id: int, *, storage: Storage | None = None) -> Release
 
 def _build(release: Release, storage: Storage, job) -> tuple[ReleaseFiles, dict]:
     project = release.project
+    clock = _Stages(release.pk)
     standing = list(standing_answers(Pair.objects.filter(project=project)))
+    clock.done("standing answers")
     if job:
         job_start(job, total=len(standing) + 1)
     plan = SplitPlan(**{**release.plan, "test_ratio": _ratio(release.plan.get("test_ratio"))})
@@ -237,8 +240,10 @@ def _build(release: Release, storage: Storage, job) -> tuple[ReleaseFiles, dict]
     verified, edited = _lead_negatives(standing)
     options = ReleaseOptions.from_json(release.options)
     built = release_files(pairs, plan, meta, negatives=edited, verified=verified, options=options)
+    clock.done("data files, questions and baselines")
     _refuse_telling_questions(built, options)
     files = _copy_images(standing, release.prefix, storage, job)
+    clock.done("images checked and copied")
     with ThreadPoolExecutor(max_workers=WRITERS) as pool:
         # Files are written and hashed in threads (both release the GIL) while the next one
         # is made; at most WRITERS + 1 wait, so memory holds a few Parquet shards at most.
@@ -252,6 +257,7 @@ def _build(release: Release, storage: Storage, job) -> tuple[ReleaseFiles, dict]
 
         for name, data in built.files.items():
             store(name, data)
+        clock.done("data files written")
         extras = research_files(
             built.files,
             built.records,
@@ -264,6 +270,7 @@ def _build(release: Release, storage: Storage, job) -> tuple[ReleaseFiles, dict]
         while pending:
             done_name, future = pending.popleft()
             files[done_name] = future.result()
+    clock.done("Parquet, TSVs, lmms-eval, croissant")
     data = manifest(
         meta=meta,
         plan=plan,
@@ -274,7 +281,27 @@ def _build(release: Release, storage: Storage, job) -> tuple[ReleaseFiles, dict]
         report=built.report,
     )
     _write(storage, f"{release.prefix}/manifest.json", data)
+    clock.done("manifest")
     return built, json.loads(data)
+
+
+class _Stages:
+    """Logs how long each stage of a build took (wall and this process's CPU seconds)."""
+
+    def __init__(self, release_id: int) -> None:
+        self.release_id = release_id
+        self.wall, self.cpu = time.perf_counter(), time.process_time()
+
+    def done(self, stage: str) -> None:
+        wall, cpu = time.perf_counter(), time.process_time()
+        log.info(
+            "release %s: %s in %.2f s (CPU %.2f s)",
+            self.release_id,
+            stage,
+            wall - self.wall,
+            cpu - self.cpu,
+        )
+        self.wall, self.cpu = wall, cpu
 
 
 def release_pair(s: Standing) -> ReleasePair:
