@@ -264,12 +264,14 @@ def _largest_first(keys: np.ndarray, at: np.ndarray, values: list[str]) -> Itera
 def _draws(rng: random.Random, n: int) -> np.ndarray:
     """``n`` calls of ``rng.random()`` at once: numpy's MT19937 from the same state gives the
     same doubles, and ``rng`` is moved on past them."""
+    if n < 256:  # copying the generator's state costs more than a few draws
+        return np.array([rng.random() for _ in range(n)], dtype=np.float64)
     version, state, gauss = rng.getstate()
     twister = np.random.RandomState()
     twister.set_state(("MT19937", np.array(state[:-1], dtype=np.uint32), state[-1]))
     out = twister.random_sample(n)
     _, key, pos, *_ = twister.get_state()
-    rng.setstate((version, (*(int(k) for k in key), int(pos)), gauss))
+    rng.setstate((version, (*key.tolist(), int(pos)), gauss))
     return out
 
 
