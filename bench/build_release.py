@@ -5,12 +5,14 @@
 
 Seeds N accepted pairs straight into the database (two annotations each, an agreement with
 its consensus, four categories, boxes of every difficulty) with JPEG originals on the local
-filesystem storage; every pair has its own B file (a shared A), so the build reads, checks
-and copies 2·N originals as a real one does. Prints the time of each phase and the sizes of
-the files written, the build's CPU time and the load average. Seeding is not part of the
-timing. ``--profile FILE`` runs the build under cProfile, writes its stats to FILE and prints
-the functions that took the most time. ``--database`` (or ``DIFFMARK_BENCH_DATABASE``) names
-the PostgreSQL database, which is dropped and created again.
+filesystem storage; every pair has its own B file (a shared A), so the build checks and
+copies 2·N originals as a real one does (the shared A file is hashed once per build, as any
+original several pairs use; the Parquet ``images`` config holds N + 1 distinct images).
+Prints the time of each phase and the sizes of the files written, the build's CPU time and
+the load average. Seeding is not part of the timing. ``--profile FILE`` runs the build under
+cProfile, writes its stats to FILE and prints the functions that took the most time.
+``--database`` (or ``DIFFMARK_BENCH_DATABASE``) names the PostgreSQL database, which is
+dropped and created again.
 """
 
 from __future__ import annotations
