@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
+import os
+import shutil
+import time
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
+from pathlib import Path
 
 from django.conf import settings
 from django.core.files.base import ContentFile
@@ -30,6 +37,8 @@ log = logging.getLogger(__name__)
 
 EXTENSIONS = {"JPEG": "jpg", "PNG": "png", "WEBP": "webp", "TIFF": "tif", "BMP": "bmp"}
 RECORDS_BATCH = 1000
+COPIERS = 4  # threads checking and copying originals (I/O and hashing release the GIL)
+WRITERS = 2  # threads writing and hashing the built files while the next is made
 
 
 class ReleaseRefused(ValueError):
@@ -205,7 +214,9 @@ def release_build(release_id: int, *, storage: Storage | None = None) -> Release
 
 def _build(release: Release, storage: Storage, job) -> tuple[ReleaseFiles, dict]:
     project = release.project
+    clock = _Stages(release.pk)
     standing = list(standing_answers(Pair.objects.filter(project=project)))
+    clock.done("standing answers")
     if job:
         job_start(job, total=len(standing) + 1)
     plan = SplitPlan(**{**release.plan, "test_ratio": _ratio(release.plan.get("test_ratio"))})
@@ -229,27 +240,37 @@ def _build(release: Release, storage: Storage, job) -> tuple[ReleaseFiles, dict]
     verified, edited = _lead_negatives(standing)
     options = ReleaseOptions.from_json(release.options)
     built = release_files(pairs, plan, meta, negatives=edited, verified=verified, options=options)
+    clock.done("data files, questions and baselines")
     _refuse_telling_questions(built, options)
-    files: dict[str, tuple[int, str]] = {}
-    for done, s in enumerate(standing, start=1):
-        for side in ("a", "b"):
-            name, size_digest = _copy_image(s.pair, side, release.prefix, storage)
-            files[name] = size_digest
-        if job and done % 25 == 0:
-            job_progress(job, done=done)
-    for name, data in built.files.items():
-        _write(storage, f"{release.prefix}/{name}", data)
-        files[name] = (len(data), sha256(data))
-    extras = research_files(
-        built.files,
-        built.records,
-        meta=meta.as_json(),
-        checksums={name: digest for name, (_, digest) in files.items()},
-        read_image=lambda path: _read(storage, f"{release.prefix}/{path}"),
-    )
-    for name, data in extras:  # one at a time: a Parquet shard holds its rows' images
-        _write(storage, f"{release.prefix}/{name}", data)
-        files[name] = (len(data), sha256(data))
+    files = _copy_images(standing, release.prefix, storage, job)
+    clock.done("images checked and copied")
+    with ThreadPoolExecutor(max_workers=WRITERS) as pool:
+        # Files are written and hashed in threads (both release the GIL) while the next one
+        # is made; at most WRITERS + 1 wait, so memory holds a few Parquet shards at most.
+        pending: deque = deque()
+
+        def store(name: str, data: bytes) -> None:
+            pending.append((name, pool.submit(_store, storage, f"{release.prefix}/{name}", data)))
+            while len(pending) > WRITERS:
+                done_name, future = pending.popleft()
+                files[done_name] = future.result()
+
+        for name, data in built.files.items():
+            store(name, data)
+        clock.done("data files written")
+        extras = research_files(
+            built.files,
+            built.records,
+            meta=meta.as_json(),
+            checksums={name: digest for name, (_, digest) in files.items()},
+            read_image=lambda path: _read(storage, f"{release.prefix}/{path}"),
+        )
+        for name, data in extras:  # one at a time: an images shard holds its images
+            store(name, data)
+        while pending:
+            done_name, future = pending.popleft()
+            files[done_name] = future.result()
+    clock.done("Parquet, TSVs, lmms-eval, croissant")
     data = manifest(
         meta=meta,
         plan=plan,
@@ -260,7 +281,27 @@ def _build(release: Release, storage: Storage, job) -> tuple[ReleaseFiles, dict]
         report=built.report,
     )
     _write(storage, f"{release.prefix}/manifest.json", data)
+    clock.done("manifest")
     return built, json.loads(data)
+
+
+class _Stages:
+    """Logs how long each stage of a build took (wall and this process's CPU seconds)."""
+
+    def __init__(self, release_id: int) -> None:
+        self.release_id = release_id
+        self.wall, self.cpu = time.perf_counter(), time.process_time()
+
+    def done(self, stage: str) -> None:
+        wall, cpu = time.perf_counter(), time.process_time()
+        log.info(
+            "release %s: %s in %.2f s (CPU %.2f s)",
+            self.release_id,
+            stage,
+            wall - self.wall,
+            cpu - self.cpu,
+        )
+        self.wall, self.cpu = wall, cpu
 
 
 def release_pair(s: Standing) -> ReleasePair:
@@ -296,20 +337,82 @@ def image_path(pair: Pair, side: str) -> str:
     return f"images/{pair.pk}_{side}.{EXTENSIONS.get(fmt, fmt.lower() or 'bin')}"
 
 
-def _copy_image(pair: Pair, side: str, prefix: str, storage: Storage) -> tuple[str, tuple]:
-    """Copy the original byte for byte, checked against the sha256 taken at import."""
-    with pair.image(side).open("rb") as source:
-        data = source.read()
+def _copy_images(
+    standing: list[Standing], prefix: str, storage: Storage, job
+) -> dict[str, tuple[int, str]]:
+    """Every original into ``images/``, each checked against its import sha256: in threads
+    when originals and release are on local disk (hashing and copying release the GIL), one
+    at a time otherwise (a remote store's failure then stops the copy where it happened)."""
+    files: dict[str, tuple[int, str]] = {}
+    checked: dict[str, str] = {}  # digest of each local original: a shared file is hashed once
+    jobs = [(s.pair, side) for s in standing for side in ("a", "b")]
+    local = _local_path(storage, prefix) is not None
+
+    def copy(item: tuple[Pair, str]) -> tuple[str, tuple[int, str]]:
+        pair, side = item
+        return _copy_image(pair, side, prefix, storage, checked=checked)
+
+    pool = ThreadPoolExecutor(max_workers=COPIERS if local else 1)
+    try:
+        for done, (name, size_digest) in enumerate(pool.map(copy, jobs), start=1):
+            files[name] = size_digest
+            if job and done % 50 == 0:
+                job_progress(job, done=done // 2)
+    finally:  # on a failure, copies not started are dropped before the folder is cleared
+        pool.shutdown(wait=True, cancel_futures=True)
+    return files
+
+
+def _copy_image(
+    pair: Pair, side: str, prefix: str, storage: Storage, *, checked: dict | None = None
+) -> tuple[str, tuple]:
+    """Copy the original byte for byte, checked against the sha256 taken at import. On local
+    disk the release's file is a hard link to the checked original (a copy across devices):
+    originals are never rewritten in place, and deleting either leaves the other."""
     expected = pair.sha256_a if side == "a" else pair.sha256_b
-    digest = sha256(data)
+    name = image_path(pair, side)
+    original = pair.image(side)
+    source = _local_path(original.storage, original.name)
+    target = _local_path(storage, f"{prefix}/{name}")
+    if source is None or target is None:
+        with original.open("rb") as handle:
+            data = handle.read()
+        _check(pair, side, sha256(data), expected)
+        _write(storage, f"{prefix}/{name}", data)
+        return name, (len(data), expected)
+    cache = checked if checked is not None else {}
+    digest = cache.get(source) or _file_sha256(source)
+    _check(pair, side, digest, expected)
+    cache[source] = digest
+    Path(target).parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(source, target)
+    except FileExistsError:  # the folder was cleared; a leftover would break the manifest
+        raise RuntimeError(f"{prefix}/{name} exists already") from None
+    except OSError:  # another device, a link limit, a filesystem without links
+        shutil.copyfile(source, target)
+    return name, (os.path.getsize(target), digest)
+
+
+def _check(pair: Pair, side: str, digest: str, expected: str) -> None:
     if digest != expected:
         raise ReleaseRefused(
             f"image {side.upper()} of pair {pair.pk} changed since its import "
             f"(sha256 {digest[:12]}…, expected {expected[:12]}…)"
         )
-    name = image_path(pair, side)
-    _write(storage, f"{prefix}/{name}", data)
-    return name, (len(data), digest)
+
+
+def _file_sha256(path: str) -> str:
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def _local_path(storage: Storage, name: str) -> str | None:
+    """The file's path on local disk, or None for a remote store (S3 has no paths)."""
+    try:
+        return storage.path(name)
+    except NotImplementedError:
+        return None
 
 
 def _lead_negatives(standing: list[Standing]) -> tuple[dict, dict]:
@@ -359,6 +462,12 @@ def _refuse_telling_questions(built: ReleaseFiles, options: ReleaseOptions) -> N
 def _read(storage: Storage, name: str) -> bytes:
     with storage.open(name, "rb") as handle:
         return handle.read()
+
+
+def _store(storage: Storage, name: str, data: bytes) -> tuple[int, str]:
+    """Write ``data`` and return its size and sha256 (for the manifest)."""
+    _write(storage, name, data)
+    return len(data), sha256(data)
 
 
 def _write(storage: Storage, name: str, data: bytes) -> None:

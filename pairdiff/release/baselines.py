@@ -79,14 +79,22 @@ def credit(scores: Sequence[float], truth: int) -> float:
 
 
 def jaccard(a: str, b: str) -> float:
-    x, y = set(words(a)), set(words(b))
+    return set_jaccard(word_set(a), word_set(b))
+
+
+def word_set(text: str) -> frozenset[str]:
+    return frozenset(words(text))
+
+
+def set_jaccard(x: frozenset[str], y: frozenset[str]) -> float:
     return len(x & y) / len(x | y) if x | y else 1.0
 
 
 def similarity_scores(options: Sequence[str]) -> list[float]:
+    sets = [word_set(o) for o in options]
     return [
-        sum(jaccard(o, other) for j, other in enumerate(options) if j != i)
-        for i, o in enumerate(options)
+        sum(set_jaccard(x, other) for j, other in enumerate(sets) if j != i)
+        for i, x in enumerate(sets)
     ]
 
 
@@ -118,6 +126,7 @@ class NaiveBayes:
 
     def __init__(self) -> None:
         self.counts: dict[bool, Counter[str]] = {True: Counter(), False: Counter()}
+        self._totals: dict[bool, int] | None = None
 
     @staticmethod
     def features(text: str) -> list[str]:
@@ -127,16 +136,24 @@ class NaiveBayes:
     def fit(self, examples: Sequence[tuple[str, bool]]) -> NaiveBayes:
         for text, label in examples:
             self.counts[label].update(self.features(text))
+        self._totals = None
         return self
 
     def score(self, text: str) -> float:
-        vocab = len(set(self.counts[True]) | set(self.counts[False])) or 1
-        totals = {k: sum(c.values()) + vocab for k, c in self.counts.items()}
+        totals = self.totals()
         return math.fsum(
             math.log((self.counts[True][f] + 1) / totals[True])
             - math.log((self.counts[False][f] + 1) / totals[False])
             for f in self.features(text)
         )
+
+    def totals(self) -> dict[bool, int]:
+        """Each class's word count plus the vocabulary (Laplace), counted once per fit: a
+        release scores thousands of options against the same counts."""
+        if self._totals is None:
+            vocab = len(set(self.counts[True]) | set(self.counts[False])) or 1
+            self._totals = {k: sum(c.values()) + vocab for k, c in self.counts.items()}
+        return self._totals
 
 
 def text_baselines(questions: Sequence[Mapping], *, no_difference: str) -> dict[str, object]:

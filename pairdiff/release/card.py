@@ -172,8 +172,14 @@ def dataset_card(
         "- `label_studio.json` — the pairs as Label Studio tasks with their boxes, and "
         "`label_config.xml`, the labelling config that reads them",
         "- `data/<config>/<split>-*.parquet` — Hugging Face configs benchmark, questions and "
-        "training (declared in this card's header), both images as Image columns, boxes in "
-        '[0,1000] and pixels: `datasets.load_dataset(<folder>, "questions")`',
+        "training (declared in this card's header), boxes in [0,1000] and pixels: "
+        '`datasets.load_dataset(<folder>, "questions")`. Each image is stored once, in the '
+        "`images` config (`sha256`, `image`); the other configs name both images by "
+        "`image_a_path`/`image_b_path` (files in `images/`) and `image_a_sha256`/"
+        "`image_b_sha256` (the `images` key). To get them as images: "
+        '`ds.map(lambda r: {"image_a": f"{folder}/{r[\'image_a_path\']}"})'
+        '.cast_column("image_a", datasets.Image())`, or look the sha256 up in '
+        '`datasets.load_dataset(<folder>, "images", split="train")`',
         "- `croissant.json` — ML Croissant metadata (`mlcroissant.Dataset(jsonld=...)`)",
         "- `lmms_eval/` — an lmms-eval task (questions, and grounding scored by Grounded F1); "
         "`vlmevalkit/` — the val and test questions as VLMEvalKit multiple-choice TSVs",

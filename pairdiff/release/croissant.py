@@ -1,8 +1,9 @@
 """``croissant.json``: ML Croissant 1.0 metadata of a release (pure).
 
 It describes the Parquet shards (``pairdiff.release.hf``) as one FileSet and one RecordSet per
-config, with every column as a field (images as ``sc:ImageObject`` from the shards' image
-bytes), and the JSON files beside them as FileObjects with their sha256, so ``mlcroissant``
+config, with every column as a field (the ``images`` config's images as ``sc:ImageObject`` from
+the shards' image bytes; the other configs' ``image_a_sha256``/``image_b_sha256`` reference its
+key), and the JSON files beside them as FileObjects with their sha256, so ``mlcroissant``
 validates it and can read the records from the release folder.
 """
 
@@ -10,6 +11,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+
+from pairdiff.release.hf import IMAGES
 
 CONTEXT = {
     "@language": "en",
@@ -104,15 +107,17 @@ def croissant(
                 "includes": f"data/{config}/*.parquet",
             }
         )
-        record_sets.append(
-            {
-                "@type": "cr:RecordSet",
-                "@id": config,
-                "name": config,
-                "description": f"the {config} rows (one Hugging Face config)",
-                "field": [_field(config, fileset, column, kind) for column, kind in kinds.items()],
-            }
-        )
+        record_set = {
+            "@type": "cr:RecordSet",
+            "@id": config,
+            "name": config,
+            "description": f"the {config} rows (one Hugging Face config)",
+            "field": [_field(config, fileset, column, kind) for column, kind in kinds.items()],
+        }
+        if config == IMAGES:
+            record_set["key"] = {"@id": f"{IMAGES}/sha256"}
+            record_set["description"] = "every image of the release once, by its sha256"
+        record_sets.append(record_set)
     return {
         "@context": CONTEXT,
         "@type": "sc:Dataset",
@@ -150,4 +155,7 @@ def _field(config: str, fileset: str, column: str, kind: str) -> dict:
         field["description"] = "JSON text" if kind == "json" else "list of boxes"
     if kind == "numbers":
         field["repeated"] = True
+    if column in ("image_a_sha256", "image_b_sha256"):
+        field["references"] = {"field": {"@id": f"{IMAGES}/sha256"}}
+        field["description"] = "the image's key in the images record set"
     return field

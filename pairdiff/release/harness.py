@@ -17,6 +17,7 @@ import base64
 import csv
 import io
 import re
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
@@ -77,27 +78,60 @@ def lmms_eval_files(*, project_slug: str, splits: Mapping[str, Sequence[str]]) -
 
 
 def vlmevalkit_tsvs(
-    questions: Sequence[Mapping], *, project_slug: str, read_image: Callable[[str], bytes]
+    questions: Sequence[Mapping],
+    *,
+    project_slug: str,
+    read_image: Callable[[str], bytes],
+    checksums: Mapping[str, str] | None = None,
 ) -> Iterator[tuple[str, bytes]]:
     """One TSV per evaluation split (val, test) with questions, one at a time; each holds its
     images in base64, VLMEvalKit's self-contained form. The train split has none: harnesses
-    evaluate, and base64 of every image would cost a third more than the images."""
+    evaluate, and base64 of every image would cost a third more than the images.
+    ``checksums[path]`` (sha256), when given, lets an image several rows share be encoded once."""
     name = task_name(project_slug)
     for split in EVAL_SPLITS:
         rows = [q for q in questions if q.get("split", "train") == split]
         if not rows:
             continue
-        out = io.StringIO()
-        writer = csv.writer(out, delimiter="\t", lineterminator="\n")
-        writer.writerow(
-            ["index", "id", "image", "image_path", "question", *LETTERS, "answer", "category",
-             "split"]
-        )  # fmt: skip
+        encode = _encoder(rows, read_image, checksums or {})
+        header = ["index", "id", "image", "image_path", "question", *LETTERS, "answer",
+                  "category", "split"]  # fmt: skip
+        parts = [_tsv_line(header).encode(), b"\n"]
         for index, q in enumerate(rows):
             paths = [q["image_a"], q["image_b"]]
-            images = [base64.b64encode(read_image(p)).decode("ascii") for p in paths]
-            writer.writerow(
-                [index, q["id"], repr(images), repr(paths), q["question"],
-                 *(q["options"][letter] for letter in LETTERS), q["answer"], q["category"], split]
+            before = _tsv_line([index, q["id"]])
+            after = _tsv_line(
+                [repr(paths), q["question"], *(q["options"][letter] for letter in LETTERS),
+                 q["answer"], q["category"], split]
             )  # fmt: skip
-        yield f"vlmevalkit/{name}_{split}.tsv", out.getvalue().encode()
+            # The images' cell as repr() of the list of base64 strings (VLMEvalKit's list
+            # form), built as bytes: base64 needs no quoting, and a csv writer scanning
+            # 100 KB of it per row took most of the file's time.
+            images = b"['" + b"', '".join(encode(p) for p in paths) + b"']"
+            parts += [before.encode(), b"\t", images, b"\t", after.encode(), b"\n"]
+        yield f"vlmevalkit/{name}_{split}.tsv", b"".join(parts)
+
+
+def _encoder(
+    rows: Sequence[Mapping], read_image: Callable[[str], bytes], checksums: Mapping[str, str]
+) -> Callable[[str], bytes]:
+    """base64 of an image by path; an image several rows share (by sha256) is kept encoded."""
+    shared = Counter(checksums.get(q[side]) for q in rows for side in ("image_a", "image_b"))
+    kept: dict[str, bytes] = {}
+
+    def encode(path: str) -> bytes:
+        key = checksums.get(path)
+        if key is None or shared[key] < 2:
+            return base64.b64encode(read_image(path))
+        if key not in kept:
+            kept[key] = base64.b64encode(read_image(path))
+        return kept[key]
+
+    return encode
+
+
+def _tsv_line(cells: Sequence) -> str:
+    """Cells as a csv writer with tabs writes them (quoted where they must be), no newline."""
+    out = io.StringIO()
+    csv.writer(out, delimiter="\t", lineterminator="").writerow(cells)
+    return out.getvalue()

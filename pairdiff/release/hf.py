@@ -3,9 +3,12 @@
 One config per file kind — ``benchmark`` (benchmark records), ``questions`` (questions.jsonl)
 and ``training`` (training.jsonl) — in ``data/<config>/<split>-00000-of-00001.parquet``, declared
 in the dataset card's YAML header (``hf_yaml``), so ``datasets.load_dataset(<folder>, "questions")``
-or ``load_dataset("parquet", data_dir=<folder>/data/benchmark)`` read them. ``image_a`` and
-``image_b`` are Image columns holding the original bytes (never re-encoded) and their paths in
-the release; ``image_a_path``/``image_b_path`` keep the paths as text. Boxes come in [0, 1000]
+or ``load_dataset("parquet", data_dir=<folder>/data/benchmark)`` read them. Images are stored
+once, in the ``images`` config (split ``train``): one row per distinct image, ``sha256`` and
+``image`` (an Image column with the original bytes, never re-encoded, and a path in the
+release). The other configs reference them: ``image_a_path``/``image_b_path`` (the files in
+``images/``) and ``image_a_sha256``/``image_b_sha256`` (the key of the ``images`` config) —
+three configs embedding both images each tripled the release's size. Boxes come in [0, 1000]
 (``boxes_a``) and pixels (``boxes_a_px``). Columns follow the rows' fields: a field whose values
 are all text, numbers, booleans, lists of numbers or lists of boxes gets that type; anything else
 (nested objects, mixed types) is stored as JSON text, so new fields never break a build.
@@ -21,9 +24,11 @@ import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
 CONFIGS = ("benchmark", "questions", "training")
+IMAGES = "images"  # the config holding every image once
 HF_SPLITS = {"train": "train", "val": "validation", "test": "test"}
-SHARD_ROWS = 500  # rows per shard: a shard holds its rows' images, so keep shards modest
+SHARD_ROWS = 500  # rows per shard: an images shard holds its images, so keep shards modest
 IMAGE_COLUMNS = ("image_a", "image_b")
+IMAGE_TABLE_COLUMNS = {"sha256": "string", "image": "image"}
 
 
 def config_rows(files: Mapping[str, bytes], records: Sequence[Mapping]) -> dict[str, list[dict]]:
@@ -38,13 +43,16 @@ def config_rows(files: Mapping[str, bytes], records: Sequence[Mapping]) -> dict[
 
 def config_splits(rows: Mapping[str, Sequence[Mapping]]) -> dict[str, list[str]]:
     """Which splits each config has rows in (a row without ``split`` is train: training.jsonl
-    holds the train split only); configs without rows are left out."""
+    holds the train split only); configs without rows are left out. ``images`` has one split,
+    ``train``, whatever split its images' pairs are in."""
     out = {}
     for config in CONFIGS:
         present = {_split(row) for row in rows.get(config, [])}
         splits = [s for s in HF_SPLITS if s in present]
         if splits:
             out[config] = splits
+    if rows.get("benchmark"):
+        out[IMAGES] = ["train"]
     return out
 
 
@@ -54,11 +62,17 @@ def shard_names(config: str, split: str, rows: int) -> list[str]:
 
 
 def parquet_shards(
-    rows: Mapping[str, Sequence[Mapping]], *, read_image: Callable[[str], bytes]
+    rows: Mapping[str, Sequence[Mapping]],
+    *,
+    read_image: Callable[[str], bytes],
+    checksums: Mapping[str, str],
 ) -> Iterator[tuple[str, bytes]]:
-    """``(name, bytes)`` of every shard, one at a time (a shard's images are read when it is
-    written, so memory holds one shard). ``read_image(path)`` gives an image's original bytes."""
+    """``(name, bytes)`` of every shard, one at a time (an images shard's images are read when
+    it is written, so memory holds one shard). ``read_image(path)`` gives an image's original
+    bytes, ``checksums[path]`` its sha256."""
     for config, splits in config_splits(rows).items():
+        if config == IMAGES:
+            continue
         config_rows_ = rows[config]
         columns = column_types(config_rows_)
         for split in splits:
@@ -66,7 +80,28 @@ def parquet_shards(
             names = shard_names(config, split, len(selected))
             for index, name in enumerate(names):
                 chunk = selected[index * SHARD_ROWS : (index + 1) * SHARD_ROWS]
-                yield name, _parquet(chunk, columns, read_image)
+                yield name, _parquet(_with_keys(chunk, checksums), columns)
+    images = image_rows(rows.get("benchmark", []), checksums)
+    names = shard_names(IMAGES, "train", len(images)) if images else []
+    for index, name in enumerate(names):
+        chunk = images[index * SHARD_ROWS : (index + 1) * SHARD_ROWS]
+        table = [
+            {"sha256": sha, "image": {"bytes": read_image(path), "path": path}}
+            for sha, path in chunk
+        ]
+        yield name, _parquet(table, IMAGE_TABLE_COLUMNS)
+
+
+def image_rows(records: Sequence[Mapping], checksums: Mapping[str, str]) -> list[tuple[str, str]]:
+    """``(sha256, path)`` of every distinct image of the records, in the records' order (A then
+    B); of files with the same bytes, the first path stands."""
+    seen: dict[str, str] = {}
+    for record in records:
+        for side in IMAGE_COLUMNS:
+            path = record.get(side)
+            if path:
+                seen.setdefault(checksums[path], path)
+    return list(seen.items())
 
 
 def hf_yaml(splits: Mapping[str, Sequence[str]], *, licence: str, pretty_name: str) -> str:
@@ -114,7 +149,8 @@ def features_json(columns: Mapping[str, str]) -> dict:
 
 
 def column_types(rows: Sequence[Mapping]) -> dict[str, str]:
-    """Each column's kind (string, json, int64, float64, bool, numbers, boxes, image)."""
+    """Each column's kind (string, json, int64, float64, bool, numbers, boxes, image); an image
+    field of the rows becomes its path and its sha256, the key of the ``images`` config."""
     names: dict[str, None] = {}
     for row in rows:
         for key in row:
@@ -122,8 +158,8 @@ def column_types(rows: Sequence[Mapping]) -> dict[str, str]:
     columns = {}
     for name in names:
         if name in IMAGE_COLUMNS:
-            columns[name] = "image"
             columns[f"{name}_path"] = "string"
+            columns[f"{name}_sha256"] = "string"
             continue
         values = [row.get(name) for row in rows if row.get(name) is not None]
         columns[name] = _kind(values)
@@ -166,7 +202,20 @@ def _number(value) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _parquet(rows: Sequence[Mapping], columns: Mapping[str, str], read_image) -> bytes:
+def _with_keys(rows: Sequence[Mapping], checksums: Mapping[str, str]) -> list[dict]:
+    """The rows with each image field as its path and sha256 columns."""
+    out = []
+    for row in rows:
+        row = dict(row)
+        for side in IMAGE_COLUMNS:
+            path = row.pop(side, None)
+            row[f"{side}_path"] = path
+            row[f"{side}_sha256"] = checksums[path] if path else None
+        out.append(row)
+    return out
+
+
+def _parquet(rows: Sequence[Mapping], columns: Mapping[str, str]) -> bytes:
     # Imported here: only a release build writes Parquet, and pyarrow would add about 60 MiB to
     # every web process that loads the release modules (issue #17's memory goal).
     import pyarrow as pa
@@ -186,11 +235,7 @@ def _parquet(rows: Sequence[Mapping], columns: Mapping[str, str], read_image) ->
     for row in rows:
         for name, kind in columns.items():
             if kind == "image":
-                path = row.get(name)
-                data[name].append({"bytes": read_image(path), "path": path} if path else None)
-                continue
-            if name.endswith("_path") and name[: -len("_path")] in IMAGE_COLUMNS:
-                data[name].append(row.get(name[: -len("_path")]))
+                data[name].append(row.get(name))
                 continue
             data[name].append(_cell(row.get(name), kind))
     schema = pa.schema(

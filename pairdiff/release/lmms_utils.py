@@ -19,7 +19,11 @@ PROMPT = (
 
 
 def doc_to_visual(doc: dict) -> list:
-    return [doc["image_a"].convert("RGB"), doc["image_b"].convert("RGB")]
+    """Both images, from the release's ``images/`` folder: the shards name them by path (run
+    lmms-eval from the release folder)."""
+    from PIL import Image
+
+    return [Image.open(doc[f"{side}_path"]).convert("RGB") for side in ("image_a", "image_b")]
 
 
 def doc_to_text_question(doc: dict, lmms_eval_specific_kwargs: dict | None = None) -> str:

@@ -7,7 +7,15 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from pairdiff.release.croissant import croissant, croissant_bytes
 from pairdiff.release.harness import lmms_eval_files, vlmevalkit_tsvs
-from pairdiff.release.hf import column_types, config_rows, config_splits, hf_yaml, parquet_shards
+from pairdiff.release.hf import (
+    IMAGE_TABLE_COLUMNS,
+    IMAGES,
+    column_types,
+    config_rows,
+    config_splits,
+    hf_yaml,
+    parquet_shards,
+)
 
 
 def card_header(
@@ -27,15 +35,22 @@ def research_files(
     read_image: Callable[[str], bytes],
 ) -> Iterator[tuple[str, bytes]]:
     """``(name, bytes)`` of every file, one at a time; ``files`` are the release's data files,
-    ``checksums`` their sha256 (for croissant.json), ``read_image(path)`` an image's bytes."""
+    ``checksums`` the sha256 of every file written so far, images included (croissant.json,
+    the images config's key), ``read_image(path)`` an image's bytes."""
     rows = config_rows(files, records)
     splits = config_splits(rows)
-    yield from parquet_shards(rows, read_image=read_image)
+    yield from parquet_shards(rows, read_image=read_image, checksums=checksums)
     yield from lmms_eval_files(project_slug=meta["project_slug"], splits=splits).items()
     yield from vlmevalkit_tsvs(
-        rows["questions"], project_slug=meta["project_slug"], read_image=read_image
+        rows["questions"],
+        project_slug=meta["project_slug"],
+        read_image=read_image,
+        checksums=checksums,
     )
-    columns = {config: column_types(rows[config]) for config in splits}
+    columns = {
+        config: IMAGE_TABLE_COLUMNS if config == IMAGES else column_types(rows[config])
+        for config in splits
+    }
     yield (
         "croissant.json",
         croissant_bytes(croissant(meta=meta, columns=columns, checksums=checksums)),

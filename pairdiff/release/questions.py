@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from itertools import chain, zip_longest
 
 from pairdiff.labels import normalise_label
-from pairdiff.release.baselines import similarity_scores
+from pairdiff.release.baselines import set_jaccard, word_set
 from pairdiff.release.question_words import (
     ADDED_REMOVED,
     AGREE,
@@ -141,27 +141,36 @@ def image_negatives(
     length_rank = rng.randrange(3)
     best: tuple[float, float] | None = None
     chosen: list[Candidate] = []
+    # Each sentence's words, kind and length once, each pair's similarity once: a question
+    # scores up to 276 sets of options.
+    sentences = [text, *(c.sentence for c in pool)]
+    sets = [word_set(s) for s in sentences]
+    alike = [[set_jaccard(x, y) if i != j else 0.0 for j, y in enumerate(sets)]
+             for i, x in enumerate(sets)]  # fmt: skip
+    lengths = [len(s) for s in sentences]
+    kinds = [""] + [_kind(c.slot) for c in pool]
+    index = {id(c): i for i, c in enumerate(pool, start=1)}
     for combo in _combinations(pool, n):
-        options = [text, *(c.sentence for c in combo)]
         # A spread, not the truth's rank: options equally alike give a text-only heuristic
         # nothing to go on, while steering the truth away from the centre would only make it
         # the odd one out — a tell of its own. Likewise options of exactly one length are
         # preferred, but not "nearly as long": that would make a long truth the longest.
-        similarity = similarity_scores(options)
+        at = [0, *(index[id(c)] for c in combo)]
+        similarity = [sum(alike[i][j] for j in at if j != i) for i in at]  # similarity_scores
+        option_lengths = [lengths[i] for i in at]
         cost = max(similarity) - min(similarity)
-        cost += 0.25 * (len({_kind(c.slot) for c in combo}) - 1)
-        cost += LENGTH_RANK * _off_rank(options, length_rank)
-        cost += 0.05 * (len({len(o) for o in options}) - 1)
+        cost += 0.25 * (len({kinds[i] for i in at[1:]}) - 1)
+        cost += LENGTH_RANK * _off_rank(option_lengths, length_rank)
+        cost += 0.05 * (len(set(option_lengths)) - 1)
         key = (round(cost, 9), rng.random())
         if best is None or key < best:
             best, chosen = key, list(combo)
     return [c.sentence for c in chosen]
 
 
-def _off_rank(options: Sequence[str], rank: int) -> float:
+def _off_rank(lengths: Sequence[int], rank: int) -> float:
     """0 when the first option (the truth) has the wanted length rank (0 shortest, 2 longest)
-    or shares its length with another, else 1."""
-    lengths = [len(o) for o in options]
+    or shares its length with another, else 1 (``lengths`` of the options, truth first)."""
     if lengths.count(lengths[0]) > 1:
         return 0.0
     return float(sorted(lengths).index(lengths[0]) != rank)

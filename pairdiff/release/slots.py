@@ -10,10 +10,13 @@ keeps every word of the truth.
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+
+import numpy as np
 
 COLOURS = (
     "red",
@@ -192,17 +195,19 @@ def candidates(
         rng = random.Random(f"{seed}:{slot.kind}:{slot.value}")
         # A misread word tells more than another pair's word: texts are never drawn.
         seen = {} if slot.kind == "quoted" else prior.get(slot.kind, {})
-        drawn = _weighted_order({v: n for v, n in seen.items() if v != _value_key(slot.value)}, rng)
+        drawn = _weighted_order(seen, rng, leave_out=_value_key(slot.value))
         made = [v for v in _alternatives(slot, rng) if _value_key(v) not in seen]
-        options = [
+        # Lazily: the prior can hold thousands of values, and only the first few that fit
+        # are used (each check is a regex search).
+        options = (
             v
-            for v in [*drawn, *made]
+            for v in itertools.chain(drawn, made)
             if _plain(v) not in present
             and not _in_text(v, text)
             and _keeps_order(slot, v, slots)
             and _fits(slot, v)
-        ]
-        for value in options[:per_slot]:
+        )
+        for value in itertools.islice(options, per_slot):
             found.append(Candidate(_replace(text, [(slot, value)]), slot.key))
     by_kind: dict[str, list[Slot]] = {}
     for slot in slots:
@@ -223,11 +228,72 @@ def candidates(
     return unique
 
 
-def _weighted_order(counts: dict[str, int], rng: random.Random) -> list[str]:
-    """Values in a seeded order where a value used n times is n times as likely to come
-    first (Efraimidis–Spirakis keys)."""
-    keyed = sorted(counts.items())
-    return [v for _, v in sorted(((rng.random() ** (1 / n), v) for v, n in keyed), reverse=True)]
+def _weighted_order(
+    counts: Mapping[str, int], rng: random.Random, *, leave_out: str = ""
+) -> Iterator[str]:
+    """Values (but ``leave_out``) in a seeded order where a value used n times is n times as
+    likely to come first (Efraimidis–Spirakis keys u ** (1/n), one ``rng.random()`` per value
+    in sorted order, largest key first). The draws are taken now, so ``rng`` moves on as if
+    each were made; the order is sorted only as far as it is read — a prior of thousands of
+    values is read for its first few, once per slot of every question."""
+    values, weights, position = _sorted_prior(counts)
+    keep = np.ones(len(values), dtype=bool)
+    if leave_out in position:
+        keep[position[leave_out]] = False
+    at = np.flatnonzero(keep)
+    keys = _draws(rng, len(at))
+    heavy = np.flatnonzero(weights[at] > 1)
+    if len(heavy):  # Python's own pow, as u ** (1 / n) always gave (numpy's may differ by an ulp)
+        pairs = zip(keys[heavy], weights[at][heavy], strict=True)
+        keys[heavy] = [float(u) ** (1 / int(n)) for u, n in pairs]
+    return _largest_first(keys, at, values)
+
+
+def _largest_first(keys: np.ndarray, at: np.ndarray, values: list[str]) -> Iterator[str]:
+    """``values[at[i]]`` by key, largest first; equal keys, the later value first."""
+    head = min(len(keys), 32)
+    if head == 0:
+        return
+    cut = np.partition(keys, len(keys) - head)[len(keys) - head]
+    for part in (keys >= cut, keys < cut):
+        chosen = np.flatnonzero(part)
+        for i in chosen[np.lexsort((-at[chosen], -keys[chosen]))]:
+            yield values[at[i]]
+
+
+def _draws(rng: random.Random, n: int) -> np.ndarray:
+    """``n`` calls of ``rng.random()`` at once: numpy's MT19937 from the same state gives the
+    same doubles, and ``rng`` is moved on past them."""
+    if n < 256:  # copying the generator's state costs more than a few draws
+        return np.array([rng.random() for _ in range(n)], dtype=np.float64)
+    version, state, gauss = rng.getstate()
+    twister = np.random.RandomState()
+    twister.set_state(("MT19937", np.array(state[:-1], dtype=np.uint32), state[-1]))
+    out = twister.random_sample(n)
+    _, key, pos, *_ = twister.get_state()
+    rng.setstate((version, (*key.tolist(), int(pos)), gauss))
+    return out
+
+
+_PRIORS: dict[int, tuple[Mapping, tuple]] = {}
+
+
+def _sorted_prior(counts: Mapping[str, int]) -> tuple[list[str], np.ndarray, dict[str, int]]:
+    """The prior's values sorted, their counts, and each value's place: made once per prior
+    (kept for the few priors of the build in hand)."""
+    entry = _PRIORS.get(id(counts))
+    if entry is not None and entry[0] is counts and len(entry[1][0]) == len(counts):
+        return entry[1]
+    values = sorted(counts)
+    table = (
+        values,
+        np.array([counts[v] for v in values], dtype=np.int64),
+        {v: i for i, v in enumerate(values)},
+    )
+    if len(_PRIORS) >= 16:
+        _PRIORS.clear()
+    _PRIORS[id(counts)] = (counts, table)
+    return table
 
 
 def _value_key(value: str) -> str:

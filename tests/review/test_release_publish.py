@@ -59,21 +59,38 @@ def test_the_parquet_configs_load_with_datasets_offline_and_decode_both_images(f
     records, questions = release_truth(release)
     got = _python(
         f"""
-        import json, datasets
+        import hashlib, json, datasets
+        folder = {str(path)!r}
         out = {{}}
         for config in ("benchmark", "questions", "training"):
-            ds = datasets.load_dataset({str(path)!r}, config)
+            ds = datasets.load_dataset(folder, config)
             out[config] = {{split: ds[split].num_rows for split in ds}}
-        bench = datasets.load_dataset({str(path)!r}, "benchmark")
+        images = datasets.load_dataset(folder, "images", split="train")
+        out["images"] = images.num_rows
+        by_sha = {{sha: i for i, sha in enumerate(images["sha256"])}}
+        raw = images.cast_column("image", datasets.Image(decode=False))
+        out["keys_match_bytes"] = all(
+            hashlib.sha256(r["image"]["bytes"]).hexdigest() == r["sha256"] for r in raw
+        )
+        bench = datasets.load_dataset(folder, "benchmark")
         row = next(r for split in bench for r in bench[split])
-        out["row"] = {{k: row[k] for k in ("id", "boxes_a", "boxes_a_px", "boxes_b", "entity_b")}}
-        out["image_a"] = [type(row["image_a"]).__name__, list(row["image_a"].size)]
-        out["image_b"] = list(row["image_b"].size)
+        out["row"] = {{k: row[k] for k in ("id", "boxes_a", "boxes_a_px", "boxes_b", "entity_b",
+                                           "image_a_path", "image_b_path")}}
+        image_a = images[by_sha[row["image_a_sha256"]]]["image"]
+        out["image_a"] = [type(image_a).__name__, list(image_a.size)]
+        out["image_b"] = list(images[by_sha[row["image_b_sha256"]]]["image"].size)
         out["features"] = {{k: str(v) for k, v in bench[next(iter(bench))].features.items()}}
+        out["image_feature"] = str(images.features["image"])
+        # The card's recipe: a config's paths cast to images.
+        split = next(iter(bench))
+        cast = bench[split].map(
+            lambda r: {{"image_a": folder + "/" + r["image_a_path"]}}
+        ).cast_column("image_a", datasets.Image())
+        out["cast"] = list(cast[0]["image_a"].size)
         plain = datasets.load_dataset("parquet", data_dir={str(path / "data" / "questions")!r})
         q = next(r for split in plain for r in plain[split])
         out["question"] = {{k: q[k] for k in ("id", "A", "B", "C", "D", "answer")}}
-        out["question_image"] = list(q["image_b"].size)
+        out["question_image"] = list(images[by_sha[q["image_b_sha256"]]]["image"].size)
         print(json.dumps(out))
         """,
         tmp_path,
@@ -85,14 +102,23 @@ def test_the_parquet_configs_load_with_datasets_offline_and_decode_both_images(f
         per_split[key] = per_split.get(key, 0) + 1
     assert got["benchmark"] == per_split and got["questions"] == per_split
     assert got["training"] == {"train": per_split["train"]}
+    files = release.manifest["files"]
+    shas = {entry["sha256"] for name, entry in files.items() if name.startswith("images/")}
+    assert got["images"] == len(shas) and got["keys_match_bytes"]  # each image once, by its key
     by_id = {r["id"]: r for r in records}
     truth = by_id[got["row"]["id"]]
     assert got["row"]["boxes_a"] == truth["boxes_a"] and got["row"]["boxes_b"] == truth["boxes_b"]
     assert got["row"]["boxes_a_px"] == truth["boxes_a_px"]
     assert got["row"]["entity_b"] == truth["entities"][1]
+    assert [got["row"]["image_a_path"], got["row"]["image_b_path"]] == [
+        truth["image_a"],
+        truth["image_b"],
+    ]
     assert got["image_a"] == ["PngImageFile", truth["size_a"]]
     assert got["image_b"] == truth["size_b"] and got["question_image"] == [96, 64]
-    assert got["features"]["image_a"].startswith("Image(") and "List(" in got["features"]["boxes_a"]
+    assert got["cast"] == truth["size_a"]  # the row above, its image read from images/
+    assert got["image_feature"].startswith("Image(") and "List(" in got["features"]["boxes_a"]
+    assert not any(v.startswith("Image(") for v in got["features"].values())  # stored once
     question = next(q for q in questions if q["id"] == got["question"]["id"])
     assert got["question"] == {
         "id": question["id"],
@@ -106,7 +132,7 @@ def test_the_card_declares_one_config_per_file_kind(folder):
     card = (path / "README.md").read_text()
     header = yaml.safe_load(card.split("---\n")[1])
     configs = {c["config_name"]: c["data_files"] for c in header["configs"]}
-    assert set(configs) == {"benchmark", "questions", "training"}
+    assert set(configs) == {"benchmark", "questions", "training", "images"}
     for config, files in configs.items():
         for entry in files:
             assert list(path.glob(entry["path"])), (config, entry)
@@ -123,9 +149,10 @@ def test_croissant_validates_with_no_error_and_reads_the_records(folder, tmp_pat
         issues = dataset.metadata.ctx.issues
         rows = list(dataset.records("questions"))
         bench = list(dataset.records("benchmark"))
+        images = list(dataset.records("images"))
         print(json.dumps({{"errors": sorted(issues.errors), "questions": len(rows),
-                          "benchmark": len(bench),
-                          "image": type(rows[0]["questions/image_a"]).__name__}}))
+                          "benchmark": len(bench), "images": len(images),
+                          "image": type(images[0]["images/image"]).__name__}}))
         """,
         tmp_path,
     )
@@ -133,6 +160,9 @@ def test_croissant_validates_with_no_error_and_reads_the_records(folder, tmp_pat
         "errors": [],
         "questions": len(questions),
         "benchmark": len(records),
+        "images": len(
+            {e["sha256"] for n, e in release.manifest["files"].items() if n.startswith("images/")}
+        ),
         "image": "PngImageFile",
     }
     document = json.loads((path / "croissant.json").read_text())

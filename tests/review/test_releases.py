@@ -84,6 +84,7 @@ def test_a_release_writes_every_format_and_a_manifest_of_checksums(
         "lmms_eval/diffmark_cars/diffmark_cars_questions.yaml",
         "lmms_eval/diffmark_cars/diffmark_cars_grounding.yaml",
         "data/training/train-00000-of-00001.parquet",
+        "data/images/train-00000-of-00001.parquet",
         *(f"data/{kind}/{s}-00000-of-00001.parquet" for kind in ("benchmark", "questions")
           for s in splits),
         *(f"vlmevalkit/diffmark_cars_{s}.tsv" for s in splits if s != "train"),
