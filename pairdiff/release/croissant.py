@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from typing import Any
 
 from pairdiff.release.hf import IMAGES
 
@@ -107,7 +108,7 @@ def croissant(
                 "includes": f"data/{config}/*.parquet",
             }
         )
-        record_set = {
+        record_set: dict[str, Any] = {
             "@type": "cr:RecordSet",
             "@id": config,
             "name": config,

@@ -84,10 +84,10 @@ def parquet_shards(
     images = image_rows(rows.get("benchmark", []), checksums)
     names = shard_names(IMAGES, "train", len(images)) if images else []
     for index, name in enumerate(names):
-        chunk = images[index * SHARD_ROWS : (index + 1) * SHARD_ROWS]
+        keyed = images[index * SHARD_ROWS : (index + 1) * SHARD_ROWS]
         table = [
             {"sha256": sha, "image": {"bytes": read_image(path), "path": path}}
-            for sha, path in chunk
+            for sha, path in keyed
         ]
         yield name, _parquet(table, IMAGE_TABLE_COLUMNS)
 

@@ -268,10 +268,11 @@ def _draws(rng: random.Random, n: int) -> np.ndarray:
         return np.array([rng.random() for _ in range(n)], dtype=np.float64)
     version, state, gauss = rng.getstate()
     twister = np.random.RandomState()
-    twister.set_state(("MT19937", np.array(state[:-1], dtype=np.uint32), state[-1]))
+    twister.set_state(("MT19937", np.array(state[:-1], dtype=np.uint32), int(state[-1]), 0, 0.0))
     out = twister.random_sample(n)
-    _, key, pos, *_ = twister.get_state()
-    rng.setstate((version, (*key.tolist(), int(pos)), gauss))
+    after = twister.get_state(legacy=True)
+    assert isinstance(after, tuple)  # legacy=True: (name, key, pos, has_gauss, gauss)
+    rng.setstate((version, (*after[1].tolist(), int(after[2])), gauss))
     return out
 
 
