@@ -25,7 +25,7 @@ CHECK_THREADS = min(4, os.cpu_count() or 1)
 # Below this many rows, starting worker processes costs more than it saves: threads check
 # them in this process (Pillow decodes without the GIL).
 PROCESS_MIN_ROWS = 100
-AHEAD = 1  # batches checked ahead of the one being stored (their image bytes are held too)
+AHEAD = 2  # batches checked ahead of the one being stored (their image bytes are held too)
 
 Outcome = CheckedPair | PairRejected
 
