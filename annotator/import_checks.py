@@ -25,6 +25,7 @@ CHECK_THREADS = min(4, os.cpu_count() or 1)
 # Below this many rows, starting worker processes costs more than it saves: threads check
 # them in this process (Pillow decodes without the GIL).
 PROCESS_MIN_ROWS = 100
+ROWS_PER_WORKER = 50  # at least, so a small import on a big machine forks a few workers only
 AHEAD = 2  # batches checked ahead of the one being stored (their image bytes are held too)
 
 Outcome = CheckedPair | PairRejected
@@ -79,26 +80,29 @@ class RowChecker:
         self._submitted = 0
         self._pool: ProcessPoolExecutor | None = None
         rows = sum(len(batch) for batch in batches)
-        if rows >= PROCESS_MIN_ROWS and worker_count() > 1 and _can_fork():
+        workers = self._workers = min(worker_count(), -(-rows // ROWS_PER_WORKER))
+        if rows >= PROCESS_MIN_ROWS and workers > 1 and _can_fork():
             # fork: the workers start in milliseconds with everything imported; each opens
             # its own handle on the folder or zip (a zip's file offset is not shareable).
             self._pool = ProcessPoolExecutor(
-                max_workers=worker_count(),
+                max_workers=workers,
                 mp_context=multiprocessing.get_context("fork"),
                 initializer=_worker_start,
                 initargs=(os.fspath(images), limits.max_bytes),
             )
 
     @property
-    def parallel(self) -> bool:
-        return self._pool is not None
+    def workers(self) -> int:
+        """Worker processes checking the rows; 0 when this process checks them."""
+        return self._workers if self._pool is not None else 0
 
     def outcomes(self, batch: list[ManifestRow]) -> list[Outcome]:
         if self._pool is not None:
             try:
                 return self._from_workers(batch)
-            except BrokenProcessPool:
-                # A worker died (killed for memory, say): check in this process from here on.
+            except (BrokenProcessPool, OSError):
+                # A worker died (killed for memory, say) or could not be forked: check in this
+                # process from here on (an error of the check itself would come again there).
                 log.warning("import worker processes stopped; checking rows in-process")
                 self.close()
         return self._in_process(batch)

@@ -6,10 +6,13 @@ from pathlib import Path
 import pytest
 
 from annotator import import_checks, importing
+from annotator.import_checks import RowChecker
 from annotator.importing import pairs_import
 from annotator.jobs import job_create
 from annotator.models import JobKind, JobStatus, Pair, PairEvent
 from annotator.services import project_create
+from pairdiff.images import ImageLimits
+from pairdiff.manifest import ManifestRow
 from tests.annotator.test_importing import _write_jsonl
 from tests.images import edited_pair, photo_bytes
 
@@ -24,12 +27,13 @@ class CountingPool(import_checks.ProcessPoolExecutor):
 
 @pytest.fixture
 def processes(monkeypatch):
-    """Worker processes for any import of 2 rows or more, in batches of 3 (so several batches
-    are in flight), counted."""
+    """Two worker processes for any import of 2 rows or more, in batches of 3 (so several
+    batches are in flight), counted."""
     CountingPool.submitted = 0
     monkeypatch.setattr(import_checks, "ProcessPoolExecutor", CountingPool)
     monkeypatch.setattr(import_checks, "worker_count", lambda: 2)
     monkeypatch.setattr(import_checks, "PROCESS_MIN_ROWS", 2)
+    monkeypatch.setattr(import_checks, "ROWS_PER_WORKER", 1)
     monkeypatch.setattr(importing, "BATCH_SIZE", 3)
     return CountingPool
 
@@ -104,6 +108,7 @@ def test_worker_processes_import_exactly_what_the_serial_path_does(folder, monke
     monkeypatch.setattr(import_checks, "ProcessPoolExecutor", CountingPool)
     monkeypatch.setattr(import_checks, "worker_count", lambda: 2)
     monkeypatch.setattr(import_checks, "PROCESS_MIN_ROWS", 2)
+    monkeypatch.setattr(import_checks, "ROWS_PER_WORKER", 1)
     CountingPool.submitted = 0
     parallel = _import("parallel", images, manifest)
 
@@ -197,3 +202,11 @@ def test_a_zip_is_read_by_every_worker_process_through_its_own_handle(tmp_path, 
     assert report.complete
     assert processes.submitted == 8
     assert Pair.objects.filter(project=project).count() == 8
+
+
+def test_a_worker_process_is_forked_per_50_rows_at_most(monkeypatch):
+    monkeypatch.setattr(import_checks, "worker_count", lambda: 64)
+    rows = [ManifestRow(i, "a.png", "b.png", "", "", "", {}) for i in range(120)]
+
+    with RowChecker([rows], images=".", source=None, limits=ImageLimits(), categories=()) as c:
+        assert c.workers == 3
