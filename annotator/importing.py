@@ -5,32 +5,30 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
 from django.db import DatabaseError, IntegrityError
 
+from annotator.import_checks import Outcome, RowChecker
 from annotator.jobs import job_finish, job_progress, job_start
 from annotator.models import Job, JobStatus, Project
 from annotator.services import (
     CheckedPair,
-    PairInput,
     PairRejected,
     image_limits,
-    pair_check,
-    pair_find_duplicate,
+    pairs_find_duplicates,
     pairs_store,
 )
 from config.middleware import DB_UNAVAILABLE
-from pairdiff.images import ImageRejected
 from pairdiff.manifest import ManifestRow, ManifestUnusable, RowError, parse_manifest
 from pairdiff.sources import ImageSource, SourceError, open_source
 
 log = logging.getLogger(__name__)
-BATCH_SIZE = 25  # rows whose image bytes are held in memory at once
-CHECK_THREADS = min(4, os.cpu_count() or 1)
+# Rows stored in one transaction, and progress written after each; the image bytes of
+# (1 + import_checks.AHEAD) batches are in memory at once.
+BATCH_SIZE = 25
 Progress = Callable[[int, int], None]
 
 
@@ -87,22 +85,29 @@ def pairs_import(
         raise ImportUnusable(str(exc)) from exc
     report = ImportReport(rows=len(rows) + len(errors), errors=list(errors))
     seen: dict[tuple[str, str], int] = {}
+    checker = RowChecker(
+        batches(rows),
+        images=images,
+        source=source,
+        limits=image_limits(),
+        categories=project.category_slugs,
+    )
 
     def run(batch: list[ManifestRow]) -> None:
-        _store_batch(
-            project, _check_batch(project, batch, source, seen, report), actor, job, report
-        )
+        outcomes = checker.outcomes(batch)
+        _store_batch(project, _accept(project, batch, outcomes, seen, report), actor, job, report)
 
-    return import_batches(
-        job=job,
-        report=report,
-        items=rows,
-        source=source,
-        run=run,
-        done_before=len(errors),
-        progress=progress,
-        summary=_summary,
-    )
+    with checker:
+        return import_batches(
+            job=job,
+            report=report,
+            items=rows,
+            source=source,
+            run=run,
+            done_before=len(errors),
+            progress=progress,
+            summary=_summary,
+        )
 
 
 def import_batches(
@@ -119,12 +124,12 @@ def import_batches(
     """``run`` over ``items`` in batches of BATCH_SIZE with the source open, reporting progress
     on the job; the job ends failed with what was done if anything raises, else succeeded."""
     job_start(job, total=report.rows)
+    done = done_before
     try:
         with source:
-            for start in range(0, len(items), BATCH_SIZE):
-                batch = items[start : start + BATCH_SIZE]
+            for batch in batches(items):
                 run(batch)
-                done = done_before + start + len(batch)
+                done += len(batch)
                 job_progress(job, done=done)
                 if progress:
                     progress(done, report.rows)
@@ -148,6 +153,11 @@ def import_batches(
     return report
 
 
+def batches(items: list) -> list[list]:
+    """The items in batches of BATCH_SIZE, the order import_batches runs them in."""
+    return [items[start : start + BATCH_SIZE] for start in range(0, len(items), BATCH_SIZE)]
+
+
 def _stopped(exc: BaseException, report: ImportReport) -> str:
     """Why the job stopped, in words; never a database's own message (it names tables, columns
     and values), which is logged instead."""
@@ -164,61 +174,34 @@ def _summary(report: ImportReport) -> str:
     return f"{len(report.imported)} of {report.rows} rows imported, {len(report.errors)} rejected"
 
 
-def _check_batch(
+def _accept(
     project: Project,
     rows: list[ManifestRow],
-    source: ImageSource,
+    outcomes: list[Outcome],
     seen: dict[tuple[str, str], int],
     report: ImportReport,
 ) -> list[tuple[ManifestRow, CheckedPair]]:
+    """The rows to store: checked, and neither an earlier row's images nor an existing pair."""
+    checked = [c for c in outcomes if not isinstance(c, PairRejected)]
+    existing = iter(pairs_find_duplicates(project=project, checked=checked))
     good = []
-    # Pillow decodes and encodes without the GIL, so threads check rows on every core.
-    with ThreadPoolExecutor(max_workers=CHECK_THREADS) as pool:
-        outcomes = list(pool.map(lambda row: _check_outcome(project, row, source), rows))
-    for row, checked in zip(rows, outcomes, strict=True):
-        if isinstance(checked, PairRejected):
-            report.errors.append(RowError(row.line, row.external_id, str(checked)))
+    for row, outcome in zip(rows, outcomes, strict=True):
+        if isinstance(outcome, PairRejected):
+            report.errors.append(RowError(row.line, row.external_id, str(outcome)))
             continue
-        earlier = seen.get(checked.content_key)
+        duplicate = next(existing)
+        earlier = seen.get(outcome.content_key)
         if earlier is not None:
             message = f"duplicate of line {earlier} (same images)"
             report.errors.append(RowError(row.line, row.external_id, message))
             continue
-        duplicate = pair_find_duplicate(project=project, checked=checked)
         if duplicate is not None:
             message = f"duplicate of existing pair {duplicate.pk} ({duplicate})"
             report.errors.append(RowError(row.line, row.external_id, message))
             continue
-        seen[checked.content_key] = row.line
-        good.append((row, checked))
+        seen[outcome.content_key] = row.line
+        good.append((row, outcome))
     return good
-
-
-def _check_outcome(
-    project: Project, row: ManifestRow, source: ImageSource
-) -> CheckedPair | PairRejected:
-    try:
-        return _check_row(project, row, source)
-    except PairRejected as exc:
-        return exc
-
-
-def _check_row(project: Project, row: ManifestRow, source: ImageSource) -> CheckedPair:
-    data = {}
-    for side, name in (("image_a", row.image_a), ("image_b", row.image_b)):
-        try:
-            data[side] = source.read(name)
-        except ImageRejected as exc:
-            raise PairRejected(f"{side}: {exc}", field=side) from exc
-    pair_input = PairInput(
-        image_a=data["image_a"],
-        image_b=data["image_b"],
-        external_id=row.external_id,
-        instruction=row.instruction,
-        category=row.category,
-        metadata={**row.metadata, "source_files": [row.image_a, row.image_b]},
-    )
-    return pair_check(project=project, pair_input=pair_input)
 
 
 def _store_batch(

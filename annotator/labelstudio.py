@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 from django.db import IntegrityError, transaction
 
+from annotator.import_checks import CHECK_THREADS
 from annotator.importing import (
-    CHECK_THREADS,
     ImportReport,
     ImportUnusable,
     Progress,

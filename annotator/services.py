@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +18,8 @@ from annotator.models import Job, Membership, Pair, PairEvent, PairEventKind, Pr
 from pairdiff import strictjson
 from pairdiff.images import ImageInfo, ImageLimits, ImageRejected, inspect_with_thumbnail
 from pairdiff.taxonomy import preset_categories
+
+STORE_THREADS = 8  # concurrent file writes of one batch; S3 puts are network round trips
 
 
 class PairRejected(ValueError):
@@ -110,13 +113,20 @@ def user_ensure(*, username: str, password: str | None = None):
 
 def pair_check(*, project: Project, pair_input: PairInput) -> CheckedPair:
     """Validate both images and the fields of one pair; raises PairRejected. No writes."""
+    return pair_inspect(pair_input, limits=image_limits(), categories=project.category_slugs)
+
+
+def pair_inspect(
+    pair_input: PairInput, *, limits: ImageLimits, categories: Sequence[str]
+) -> CheckedPair:
+    """pair_check without Django: settings and project passed in, so import worker processes
+    can run it (decode, hash and thumbnail both images); raises PairRejected."""
     _check_storable(pair_input)
-    if pair_input.category and pair_input.category not in project.category_slugs:
+    if pair_input.category and pair_input.category not in categories:
         raise PairRejected(
             f"category {pair_input.category!r} is not in the project's taxonomy "
-            f"({', '.join(project.category_slugs)})"
+            f"({', '.join(categories)})"
         )
-    limits = image_limits()
     checked = []
     for side, data in (("image_a", pair_input.image_a), ("image_b", pair_input.image_b)):
         try:
@@ -144,11 +154,33 @@ def _check_storable(pair_input: PairInput) -> None:
 
 def pair_find_duplicate(*, project: Project, checked: CheckedPair) -> Pair | None:
     """The existing pair with the same content or the same external id, if any."""
-    sha_a, sha_b = checked.content_key
-    same = Pair.objects.filter(project=project, sha256_a=sha_a, sha256_b=sha_b).first()
-    if same is None and checked.input.external_id:
-        same = Pair.objects.filter(project=project, external_id=checked.input.external_id).first()
-    return same
+    return pairs_find_duplicates(project=project, checked=[checked])[0]
+
+
+def pairs_find_duplicates(*, project: Project, checked: Sequence[CheckedPair]) -> list[Pair | None]:
+    """pair_find_duplicate for each of many pairs, in two queries rather than two per pair."""
+    if not checked:
+        return []
+    fields = ("id", "external_id", "sha256_a", "sha256_b")
+    keys = {item.content_key for item in checked}
+    # Both hashes IN their sets: a few pairs more than asked at most (those sharing one image),
+    # matched exactly below; an OR of one condition per pair costs more to build than to run.
+    candidates = Pair.objects.filter(
+        project=project,
+        sha256_a__in={sha_a for sha_a, _ in keys},
+        sha256_b__in={sha_b for _, sha_b in keys},
+    ).only(*fields)
+    by_content = {
+        (p.sha256_a, p.sha256_b): p for p in candidates if (p.sha256_a, p.sha256_b) in keys
+    }
+    ids = {item.input.external_id for item in checked} - {""}
+    by_id = {}
+    if ids:
+        found = Pair.objects.filter(project=project, external_id__in=ids).only(*fields)
+        by_id = {pair.external_id: pair for pair in found}
+    return [
+        by_content.get(item.content_key) or by_id.get(item.input.external_id) for item in checked
+    ]
 
 
 def pairs_store(
@@ -156,14 +188,25 @@ def pairs_store(
 ) -> list[Pair]:
     """Write the images and the rows of already-checked pairs, all or nothing.
 
-    Files are content-addressed, so the same image shared by many pairs is stored once. When the
-    transaction fails, the files this call newly wrote are deleted again, so a failed batch
-    leaves neither rows nor orphan files behind.
+    Files are content-addressed, so the same image shared by many pairs is stored once; they are
+    written by a few threads (S3 is a round trip per file), then the rows in one transaction of
+    two bulk INSERTs. When that fails, the files this call newly wrote are deleted again, so a
+    failed batch leaves neither rows nor orphan files behind.
     """
     written: list[str] = []
     try:
+        names = _files_store(project, checked, written)
         with transaction.atomic():
-            pairs = [_pair_store(project, item, actor, job, written) for item in checked]
+            pairs = Pair.objects.bulk_create(
+                [_pair_row(project, item, job, names) for item in checked]
+            )
+            detail = {"job": job.pk if job else None}
+            PairEvent.objects.bulk_create(
+                [
+                    PairEvent(pair=p, actor=actor, kind=PairEventKind.IMPORTED, detail=detail)
+                    for p in pairs
+                ]
+            )
     except BaseException:
         for name in written:
             default_storage.delete(name)
@@ -180,18 +223,38 @@ def pair_create(*, project: Project, pair_input: PairInput, actor=None) -> Pair:
     return pairs_store(project=project, checked=[checked], actor=actor)[0]
 
 
-def _pair_store(
-    project: Project, item: CheckedPair, actor, job: Job | None, written: list[str]
-) -> Pair:
-    names = {}
+def _files_store(
+    project: Project, checked: Sequence[CheckedPair], written: list[str]
+) -> dict[str, str]:
+    """Every distinct file of the pairs stored once: wanted name → the name it was saved as."""
+    files: dict[str, bytes] = {}
+    for item in checked:
+        for name, content in _pair_files(project, item).values():
+            files[name] = content
+    with ThreadPoolExecutor(max_workers=min(STORE_THREADS, len(files) or 1)) as pool:
+        futures = {
+            name: pool.submit(_store_file, name, data, written) for name, data in files.items()
+        }
+    # Leaving the pool waited for every write, so `written` is complete when one of them failed.
+    return {name: future.result() for name, future in futures.items()}
+
+
+def _pair_files(project: Project, item: CheckedPair) -> dict[str, tuple[str, bytes]]:
+    """Field → (content-addressed name, bytes) of a pair's images and thumbnails."""
+    files = {}
     for side, data, info, thumb in (
         ("a", item.input.image_a, item.info_a, item.thumb_a),
         ("b", item.input.image_b, item.info_b, item.thumb_b),
     ):
         folder = f"{project.slug}/{info.sha256[:2]}/{info.sha256}"
-        names[f"image_{side}"] = _store_file(f"pairs/{folder}{info.extension}", data, written)
-        names[f"thumb_{side}"] = _store_file(f"thumbs/{folder}.jpg", thumb, written)
-    pair = Pair.objects.create(
+        files[f"image_{side}"] = (f"pairs/{folder}{info.extension}", data)
+        files[f"thumb_{side}"] = (f"thumbs/{folder}.jpg", thumb)
+    return files
+
+
+def _pair_row(project: Project, item: CheckedPair, job: Job | None, names: dict[str, str]) -> Pair:
+    files = {field: names[name] for field, (name, _) in _pair_files(project, item).items()}
+    return Pair(
         project=project,
         external_id=item.input.external_id,
         instruction=item.input.instruction,
@@ -206,12 +269,8 @@ def _pair_store(
         format_a=item.info_a.format,
         format_b=item.info_b.format,
         import_job=job,
-        **names,
+        **files,
     )
-    PairEvent.objects.create(
-        pair=pair, actor=actor, kind=PairEventKind.IMPORTED, detail={"job": job.pk if job else None}
-    )
-    return pair
 
 
 def _store_file(name: str, content: bytes, written: list[str]) -> str:
@@ -220,5 +279,5 @@ def _store_file(name: str, content: bytes, written: list[str]) -> str:
             return name
         default_storage.delete(name)  # cut short by a worker killed mid-write: write it again
     saved = default_storage.save(name, ContentFile(content))
-    written.append(saved)
+    written.append(saved)  # list.append is atomic: safe from the store threads
     return saved

@@ -1,15 +1,18 @@
 """Import N generated pairs through the real import service and print pairs/s.
 
     .venv/bin/python bench/import_pairs.py [--pairs 1000] [--size 512x384] [--zip]
+        [--postgres [--database NAME]] [--profile FILE]
 
-With --postgres the pairs go to a recreated `diffmark_bench_import` database on the local
-PostgreSQL, else to a throwaway SQLite file; files go to a throwaway media folder. Image
-generation is not part of the timing.
+With --postgres the pairs go to a recreated database on the local PostgreSQL (`--database`, else
+$BENCH_DATABASE_NAME, else `diffmark_bench_import`), else to a throwaway SQLite file; files go
+to a throwaway media folder. Image generation is not part of the timing. Prints wall time, the
+CPU time of this process and of its worker processes, and the load average before and after.
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import io
 import json
 import os
@@ -27,12 +30,12 @@ sys.path.insert(0, str(ROOT))
 from bench.common import LOCAL_POSTGRES, recreate_database  # noqa: E402
 
 
-def _setup_django(workdir: Path, postgres: bool) -> None:
+def _setup_django(workdir: Path, postgres: bool, database: str) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ.setdefault("SECRET_KEY", "bench-only-secret-key-0123456789-abcdefghijklmnop")
     os.environ["MEDIA_ROOT"] = str(workdir / "media")
     if postgres:
-        os.environ["DATABASE_URL"] = LOCAL_POSTGRES + "diffmark_bench_import"
+        os.environ["DATABASE_URL"] = LOCAL_POSTGRES + database
         recreate_database(os.environ["DATABASE_URL"])
     else:
         os.environ["DATABASE_URL"] = f"sqlite:///{workdir / 'bench.sqlite3'}"
@@ -83,19 +86,29 @@ def _generate(folder: Path, n: int, size: tuple[int, int]) -> bytes:
     return "\n".join(json.dumps(r) for r in rows).encode()
 
 
+def _loadavg() -> str:
+    return " ".join(f"{v:.2f}" for v in os.getloadavg())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=1000)
     parser.add_argument("--size", default="512x384")
     parser.add_argument("--zip", action="store_true", help="read the images from a zip")
     parser.add_argument("--postgres", action="store_true", help="the local PostgreSQL")
+    parser.add_argument(
+        "--database",
+        default=os.environ.get("BENCH_DATABASE_NAME", "diffmark_bench_import"),
+        help="PostgreSQL database to recreate (diffmark_bench* or diffmark_i*)",
+    )
+    parser.add_argument("--profile", metavar="FILE", help="write a cProfile of the import")
     args = parser.parse_args()
     width, height = (int(v) for v in args.size.split("x"))
     size = (width, height)
 
     with tempfile.TemporaryDirectory(prefix="diffmark-bench-") as tmp:
         workdir = Path(tmp)
-        _setup_django(workdir, args.postgres)
+        _setup_django(workdir, args.postgres, args.database)
         from annotator.importing import pairs_import
         from annotator.jobs import job_create
         from annotator.models import JobKind, Project
@@ -117,15 +130,34 @@ def main() -> None:
         slug = f"bench-{int(time.time())}"
         project = project_create(slug=slug)
         job = job_create(kind=JobKind.IMPORT, project=project)
+        load_before = _loadavg()
+        profiler = cProfile.Profile() if args.profile else None
+        cpu_before = os.times()
         started = time.perf_counter()
+        if profiler:
+            profiler.enable()
         report = pairs_import(project=project, manifest=manifest, images=source, job=job)
+        if profiler:
+            profiler.disable()
+            profiler.dump_stats(args.profile)
         elapsed = time.perf_counter() - started
+        cpu = os.times()
+        own = cpu.user + cpu.system - cpu_before.user - cpu_before.system
+        workers = (
+            cpu.children_user
+            + cpu.children_system
+            - cpu_before.children_user
+            - cpu_before.children_system
+        )
 
         from django.db import connection
 
         print(f"database: {connection.vendor}; source: {'zip' if args.zip else 'folder'}")
         print(f"imported {len(report.imported)} of {report.rows} pairs in {elapsed:.1f} s")
         print(f"throughput: {len(report.imported) / elapsed:.1f} pairs/s")
+        print(f"cpu: {own:.1f} s in this process + {workers:.1f} s in worker processes")
+        cores = os.cpu_count()
+        print(f"load average before / after: {load_before} / {_loadavg()} ({cores} cores)")
         Project.objects.filter(pk=project.pk).delete()
 
 

@@ -142,20 +142,19 @@ def test_unknown_category_is_a_row_error(project, tmp_path):
 
 def test_batch_is_atomic_when_a_write_fails(project, mixed_folder, settings, monkeypatch):
     folder, manifest = mixed_folder
-    calls = {"n": 0}
-    create = PairEvent.objects.create
+    rows_before_failure = []
 
-    def failing_create(**kwargs):
-        calls["n"] += 1
-        if calls["n"] == 2:
-            raise RuntimeError("disk full")
-        return create(**kwargs)
+    def failing_bulk_create(events, **kwargs):
+        # The batch's pairs are inserted and their files written by now; its events fail.
+        rows_before_failure.append(Pair.objects.count())
+        raise RuntimeError("disk full")
 
-    monkeypatch.setattr(PairEvent.objects, "create", failing_create)
+    monkeypatch.setattr(PairEvent.objects, "bulk_create", failing_bulk_create)
 
     with pytest.raises(RuntimeError):
         _run(project, folder, manifest)
 
+    assert rows_before_failure[0] > 0
     assert Pair.objects.count() == 0
     assert _stored_files(settings) == set()
     job = Job.objects.get()

@@ -179,17 +179,14 @@ def test_import_stores_originals_byte_for_byte_and_thumbnails_in_the_bucket(
 
 def test_failed_import_batch_leaves_no_objects_in_the_bucket(project, upload, bucket, monkeypatch):
     folder, manifest = upload
-    calls = {"n": 0, "objects_before_failure": 0}
-    create = PairEvent.objects.create
+    calls = {"objects_before_failure": 0}
 
-    def failing_create(**kwargs):
-        calls["n"] += 1
-        if calls["n"] == 2:  # both pairs' images and thumbnails are in the bucket by now
-            calls["objects_before_failure"] = len(bucket.object_keys())
-            raise RuntimeError("disk full")
-        return create(**kwargs)
+    def failing_bulk_create(events, **kwargs):
+        # Both pairs' images and thumbnails are in the bucket by now, their rows inserted.
+        calls["objects_before_failure"] = len(bucket.object_keys())
+        raise RuntimeError("disk full")
 
-    monkeypatch.setattr(PairEvent.objects, "create", failing_create)
+    monkeypatch.setattr(PairEvent.objects, "bulk_create", failing_bulk_create)
 
     with pytest.raises(RuntimeError):
         _import(project, folder, manifest)
