@@ -84,6 +84,60 @@ def json(model: type[models.Model], field: str, value: Any) -> Any:
     return model._meta.get_field(field).get_db_prep_value(value, connection)
 
 
+@cache
+def _insert_sql(model: type[models.Model], n: int, conflict: tuple, vendor: str) -> str:
+    fields = _writable(model)
+    one = "(" + ", ".join(["%s"] * len(fields)) + ")"
+    sql = (
+        f"INSERT INTO {table(model)} ({', '.join(qn(f.column) for f in fields)}) "
+        f"VALUES {', '.join([one] * n)}"
+    )
+    if conflict:
+        unique, update = conflict
+        target = ", ".join(qn(model._meta.get_field(f).column) for f in unique)
+        columns_ = [qn(model._meta.get_field(f).column) for f in update]
+        sql += f" ON CONFLICT ({target}) DO UPDATE SET " + ", ".join(
+            f"{c} = EXCLUDED.{c}" for c in columns_
+        )
+    return sql + f" RETURNING {qn(model._meta.pk.column)}"
+
+
+@cache
+def _writable(model: type[models.Model]) -> tuple:
+    return tuple(f for f in model._meta.concrete_fields if not f.primary_key)
+
+
+def insert(objs: Sequence[M], *, conflict: tuple = ()) -> Sequence[M]:
+    """INSERT the new instances in one statement (values prepared as `save()` prepares them,
+    auto_now fields included) and set their primary keys. `conflict`: (unique fields, fields
+    to update) for an INSERT … ON CONFLICT DO UPDATE, as bulk_create(update_conflicts=True)."""
+    if not objs:
+        return objs
+    model = type(objs[0])
+    fields = _writable(model)
+    params = [f.get_db_prep_save(f.pre_save(obj, True), connection) for obj in objs for f in fields]
+    with connection.cursor() as cursor:
+        cursor.execute(_insert_sql(model, len(objs), conflict, connection.vendor), params)
+        keys = cursor.fetchall()
+    for obj, (pk,) in zip(objs, keys, strict=True):
+        obj.pk = pk
+        obj._state.adding, obj._state.db = False, connection.alias
+    return objs
+
+
+def update(obj: models.Model, fields: Sequence[str]) -> None:
+    """`obj.save(update_fields=fields)` without the ORM's compiling (auto_now fields among
+    `fields` are set as save() sets them)."""
+    model = type(obj)
+    found = [model._meta.get_field(name) for name in fields]
+    assignments = ", ".join(f"{qn(f.column)} = %s" for f in found)
+    params = [f.get_db_prep_save(f.pre_save(obj, False), connection) for f in found]
+    execute(
+        f"UPDATE {table(model)} SET {assignments} WHERE {qn(model._meta.pk.column)} = %s",
+        [*params, obj.pk],
+    )
+
+
 def fetchone(sql: str, params: Sequence[Any]) -> tuple | None:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
