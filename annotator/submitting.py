@@ -202,7 +202,7 @@ def _submit(assignment_id: int, user, body: object, key: str) -> Annotation:
             for i, change in enumerate(answer.changes)
         ]
     )
-    _changes_known(annotation, list(changes))
+    annotation_changes_known(annotation, list(changes))
     assignment.state = AssignmentState.SUBMITTED
     assignment.submitted_at = now
     assignment.draft = None
@@ -215,9 +215,9 @@ def _submit(assignment_id: int, user, body: object, key: str) -> Annotation:
     return annotation
 
 
-def _changes_known(annotation: Annotation, changes: list[Change]) -> None:
+def annotation_changes_known(annotation: Annotation, changes: list[Change]) -> None:
     """What `annotation.changes.all()` returns, as prefetch_related leaves it, so the response
-    shows the changes just inserted without reading them back."""
+    (or the cross-check) shows the changes known without reading them back."""
     cached = Change.objects.filter(annotation=annotation)
     cached._result_cache = list(changes)  # type: ignore[attr-defined]
     cached._prefetch_done = True  # type: ignore[attr-defined]

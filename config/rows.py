@@ -29,6 +29,11 @@ def table(model: type[models.Model]) -> str:
 
 def columns(model: type[models.Model], alias: str = "") -> str:
     """Every concrete column of the model, in field order (what `from_row` reads back)."""
+    return _columns(model, alias, connection.vendor)
+
+
+@cache
+def _columns(model: type[models.Model], alias: str, vendor: str) -> str:
     prefix = f"{qn(alias)}." if alias else ""
     return ", ".join(prefix + qn(field.column) for field in model._meta.concrete_fields)
 
