@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from functools import cache
+
+from django.db import connection
 from django.db.models import (
     Case,
     Count,
@@ -28,6 +31,7 @@ from annotator.models import (
     Project,
     Role,
 )
+from config import rows
 
 
 def projects_for_user(user) -> QuerySet[Project]:
@@ -80,19 +84,31 @@ def annotator_progress(user, project: Project, *, now=None) -> dict[str, int]:
     }
 
 
-def assignment_live(user, project: Project, *, now=None) -> Assignment | None:
-    """The annotator's open lease in the project, to resume."""
+@cache
+def _assignment_live_sql(vendor: str) -> str:
+    # Hand-written (config.rows): every `next` asks it first.
+    a, p, qn = rows.qn("a"), rows.qn("p"), rows.qn
     return (
-        Assignment.objects.filter(
-            annotator=user,
-            pair__project=project,
-            state=AssignmentState.LEASED,
-            expires_at__gt=now or timezone.now(),
-        )
-        .select_related("pair")  # the lease's body shows the pair
-        .order_by("leased_at")
-        .first()
+        f"SELECT {rows.columns(Assignment, 'a')}, {rows.columns(Pair, 'p')} "
+        f"FROM {rows.table(Assignment)} {a} INNER JOIN {rows.table(Pair)} {p} "
+        f"ON {p}.{qn('id')} = {a}.{qn('pair_id')} "
+        f"WHERE {a}.{qn('annotator_id')} = %s AND {p}.{qn('project_id')} = %s "
+        f"AND {a}.{qn('state')} = %s AND {a}.{qn('expires_at')} > %s "
+        f"ORDER BY {a}.{qn('leased_at')} ASC, {a}.{qn('id')} ASC LIMIT 1"
     )
+
+
+def assignment_live(user, project: Project, *, now=None) -> Assignment | None:
+    """The annotator's open lease in the project, to resume, with its pair (the lease's body
+    shows it)."""
+    params = [user.pk, project.pk, AssignmentState.LEASED.value, rows.when(now or timezone.now())]
+    row = rows.fetchone(_assignment_live_sql(connection.vendor), params)
+    if row is None:
+        return None
+    assignment = rows.from_row(Assignment, row)
+    assignment.pair = rows.from_row(Pair, row, start=rows.width(Assignment))
+    assignment.pair.project = project
+    return assignment
 
 
 def annotation_editable(pair: Pair) -> bool:

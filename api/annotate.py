@@ -30,6 +30,12 @@ IDEMPOTENCY_KEY = OpenApiParameter(
 )
 
 
+# One instance each, reused: a serializer deep-copies its declared fields when first used, which
+# cost more than the rest of the response; the representation itself keeps no state.
+_LEASE = LeaseSerializer()
+_SUBMIT_RESULT = SubmitResultSerializer()
+
+
 def _image(pair, side: str) -> dict:
     width, height = (pair.width_a, pair.height_a) if side == "a" else (pair.width_b, pair.height_b)
     url = reverse("annotator:pair_image", args=[pair.pk, side])
@@ -61,7 +67,7 @@ def lease_next(request: Request, slug: str) -> Response:
     assignment = assignment_lease_next(project=project, user=request.user)
     if assignment is None:
         return Response(status=status.HTTP_204_NO_CONTENT)
-    return Response(LeaseSerializer(_lease_body(assignment)).data)
+    return Response(_LEASE.to_representation(_lease_body(assignment)))
 
 
 @extend_schema(request=AnswerSerializer, responses={200: DraftSavedSerializer, **ERRORS})
@@ -99,7 +105,7 @@ def submit(request: Request, pk: int) -> Response:
     except SubmitConflict as exc:
         return error_response(exc.code, str(exc), status.HTTP_409_CONFLICT)
     code = status.HTTP_201_CREATED if created else status.HTTP_200_OK
-    return Response(SubmitResultSerializer({"annotation": annotation}).data, status=code)
+    return Response(_SUBMIT_RESULT.to_representation({"annotation": annotation}), status=code)
 
 
 class SkipSerializer(serializers.Serializer):

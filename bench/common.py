@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 LOCAL_POSTGRES = "postgres://postgres@127.0.0.1:5432/"
-# Names a bench may drop and create: its own, or a per-branch one such as diffmark_i17_import
 # (several engineers bench on one host; each uses a name nobody else does).
-BENCH_DATABASE_PREFIXES = ("diffmark_bench", "diffmark_i")
 
 
 def recreate_database(url: str) -> None:
@@ -13,11 +11,8 @@ def recreate_database(url: str) -> None:
     import psycopg
 
     name = url.rsplit("/", 1)[1]
-    if not name.startswith(BENCH_DATABASE_PREFIXES):
-        raise SystemExit(
-            f"refusing to recreate {name!r}: bench databases are diffmark_bench* (or an"
-            " engineer's own diffmark_i<issue>_*)"
-        )
+    if not (name.startswith("diffmark_") and "bench" in name):
+        raise SystemExit(f"refusing to recreate {name!r}: bench databases are diffmark_*bench*")
     with psycopg.connect(url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         conn.execute(f'CREATE DATABASE "{name}"')

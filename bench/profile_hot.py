@@ -19,6 +19,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from statistics import mean
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -100,6 +101,19 @@ def _seed(n_pairs: int, overlap: int) -> tuple[str, str]:
     return project.slug, token_create(user=user, name="profile")[1]
 
 
+def _backend_cpu(connection) -> float | None:
+    """CPU seconds the PostgreSQL backend serving `connection` has used so far, when that server
+    runs on this machine (read from /proc); None on SQLite or a remote server."""
+    if connection.vendor != "postgresql":
+        return None
+    pid = getattr(connection.connection, "info", None) and connection.connection.info.backend_pid
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
 def _stage_times(profile: cProfile.Profile, rounds: int) -> list[str]:
     stats = pstats.Stats(profile).stats  # type: ignore[attr-defined]
     lines = []
@@ -123,6 +137,11 @@ def main() -> None:
     parser.add_argument(
         "--plain", action="store_true", help="no cProfile: wall times as served (p50 and p95)"
     )
+    parser.add_argument(
+        "--cpu",
+        action="store_true",
+        help="cProfile counts this process's CPU time, not wall time (steadier on a busy machine)",
+    )
     args = parser.parse_args()
     _env()
     import django
@@ -134,20 +153,30 @@ def main() -> None:
 
     slug, token = _seed(args.rounds * 2 + 20, args.overlap)
     client = Client(HTTP_AUTHORIZATION=f"Token {token}")
-    profiles = {"next": cProfile.Profile(), "submit": cProfile.Profile()}
+
+    def profile() -> cProfile.Profile:
+        return cProfile.Profile(time.process_time) if args.cpu else cProfile.Profile()
+
+    profiles = {"next": profile(), "submit": profile()}
     walls: dict[str, list[float]] = {"next": [], "submit": []}
+    cpus: dict[str, list[float]] = {"next": [], "submit": []}  # this process only
+    db_cpus: dict[str, list[float]] = {"next": [], "submit": []}  # its PostgreSQL backend
     sql: dict[str, list[str]] = {}
 
     def call(kind: str, path: str, **extra):
         connection.queries_log.clear()  # past its 9,000 entries the capture comes back empty
         with CaptureQueriesContext(connection) as queries:
-            started = time.perf_counter()
+            db_cpu = _backend_cpu(connection)
+            started, cpu = time.perf_counter(), time.process_time()
             if not args.plain:
                 profiles[kind].enable()
             response = client.post(path, **extra)
             if not args.plain:
                 profiles[kind].disable()
             walls[kind].append(time.perf_counter() - started)
+            cpus[kind].append(time.process_time() - cpu)
+            if db_cpu is not None:
+                db_cpus[kind].append((_backend_cpu(connection) or db_cpu) - db_cpu)
         sql[kind] = [q["sql"] for q in queries.captured_queries]
         assert response.status_code in (200, 201), (kind, response.status_code, response.content)
         return response
@@ -155,8 +184,10 @@ def main() -> None:
     for i in range(args.rounds + 5):
         if i == 5:  # the first rounds import modules and warm caches; measure after them
             for kind in profiles:
-                profiles[kind] = cProfile.Profile()
+                profiles[kind] = profile()
                 walls[kind] = []
+                cpus[kind] = []
+                db_cpus[kind] = []
         lease = call("next", f"/api/v1/projects/{slug}/next/")
         assignment = lease.json()["assignment"]["id"]
         call(
@@ -170,7 +201,16 @@ def main() -> None:
     for kind in ("next", "submit"):
         wall = sorted(walls[kind])
         p50, p95 = wall[len(wall) // 2] * 1000, wall[int(len(wall) * 0.95)] * 1000
-        print(f"\n== {kind}: {len(sql[kind])} queries; wall p50 {p50:.2f} ms, p95 {p95:.2f} ms")
+        cpu = mean(cpus[kind]) * 1000
+        print(
+            f"\n== {kind}: {len(sql[kind])} queries; wall p50 {p50:.2f} ms, p95 {p95:.2f} ms; "
+            f"CPU per request (mean): this process {cpu:.2f} ms"
+            + (
+                f", its PostgreSQL backend {mean(db_cpus[kind]) * 1000:.2f} ms"
+                if db_cpus[kind]
+                else ""
+            )
+        )
         for number, statement in enumerate(sql[kind], 1):
             print(f"  {number:2}. {statement[:400]}")
         if args.plain:
@@ -178,6 +218,8 @@ def main() -> None:
         print("  cumulative time under cProfile, per request:")
         print("\n".join(_stage_times(profiles[kind], args.rounds)))
         pstats.Stats(profiles[kind]).sort_stats("tottime").print_stats(12)
+        if os.environ.get("PROFILE_DUMP"):
+            profiles[kind].dump_stats(f"{os.environ['PROFILE_DUMP']}.{kind}")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ recreates (local server at 127.0.0.1:5432, user postgres):
   into its own virtualenv outside the project when missing (--ls-venv, default
   $DIFFMARK_BENCH_LS_VENV or /tmp/ls-bench-venv); database `diffmark_bench_ls`.
 - Diffmark as `make run` serves it (`manage.py runserver`, DEBUG=1) and under gunicorn with 4
-  sync workers (DEBUG=0); database `diffmark_bench_vs`, recreated for each.
+  sync workers (DEBUG=0); database `diffmark_bench_vs` (--db), recreated for each.
 
 Each is seeded with the same number of image-pair tasks (one real 640×480 PNG pair, overlap 1)
 and runs the same loops over its REST API: one client next → submit ×300, then 8 distinct users
@@ -56,7 +56,8 @@ from bench.loops import (  # noqa: E402
 
 HOST = "127.0.0.1"
 SIZE = (640, 480)
-DIFFMARK_DB = LOCAL_POSTGRES + "diffmark_bench_vs"
+# Recreated by each run: parallel runs on one machine give each its own (--db).
+DIFFMARK_DB = LOCAL_POSTGRES + os.environ.get("DIFFMARK_BENCH_DB", "diffmark_bench_vs")
 LS_DB = "diffmark_bench_ls"
 BASE_ENV = dict(os.environ)  # before the Diffmark settings below are added to it
 
@@ -469,12 +470,20 @@ def main() -> None:
         help="stop everything and give up after this long (default 60)",
     )
     parser.add_argument(
+        "--db",
+        help="Diffmark's database, recreated (default $DIFFMARK_BENCH_DB or diffmark_bench_vs; "
+        "a name with 'bench' in it)",
+    )
+    parser.add_argument(
         "--only",
         action="append",
         choices=["labelstudio", "runserver", "gunicorn", "inprocess"],
         help="run only these (repeatable); default: all four",
     )
     args = parser.parse_args()
+    if args.db:
+        global DIFFMARK_DB
+        DIFFMARK_DB = LOCAL_POSTGRES + args.db
     if args.quick:
         args.single, args.rounds, args.pairs = 30, 5, 150
     needed = 1 + args.single + args.users * args.rounds

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import asdict
+from functools import cache
 
-from django.db import transaction
+from django.db import connection, transaction
 
 from annotator.jobs import job_finish, job_progress, job_start
 from annotator.models import (
     Annotation,
+    Change,
     JobStatus,
     Pair,
     PairEvent,
@@ -17,6 +19,8 @@ from annotator.models import (
     Project,
     TierRule,
 )
+from annotator.submitting import annotation_changes_known
+from config import rows
 from pairdiff.agreement import AgreementPolicy, ConsensusChange, Verdict, compare_answers
 from pairdiff.answers import Answer
 from pairdiff.gold import answer_from_changes, score_against_gold
@@ -66,24 +70,81 @@ _AGREEMENT_COMPUTED = (
 )
 
 
+@cache
+def _pair_sql(vendor: str, locks: bool) -> str:
+    # The cross-check runs after every submit that completes a pair: its reads are hand-written
+    # (config.rows). The lock is the pair's row only, as the docstring below says: locking the
+    # project's row too made every concurrent cross-check of the project wait for each other.
+    p, r, qn = rows.qn("p"), rows.qn("r"), rows.qn
+    sql = (
+        f"SELECT {rows.columns(Pair, 'p')}, {rows.columns(Project, 'r')} "
+        f"FROM {rows.table(Pair)} {p} "
+        f"INNER JOIN {rows.table(Project)} {r} ON {r}.{qn('id')} = {p}.{qn('project_id')} "
+        f"WHERE {p}.{qn('id')} = %s"
+    )
+    return sql + f" FOR UPDATE OF {p}" if locks else sql
+
+
+@cache
+def _annotations_sql(vendor: str) -> str:
+    qn = rows.qn
+    return (
+        f"SELECT {rows.columns(Annotation)} FROM {rows.table(Annotation)} "
+        f"WHERE {qn('pair_id')} = %s ORDER BY {qn('created_at')} ASC, {qn('id')} ASC LIMIT 2"
+    )
+
+
+@cache
+def _changes_sql(vendor: str, n: int) -> str:
+    qn = rows.qn
+    return (
+        f"SELECT {rows.columns(Change)} FROM {rows.table(Change)} "
+        f"WHERE {qn('annotation_id')} IN ({', '.join(['%s'] * n)}) "
+        f"ORDER BY {qn('position')} ASC, {qn('id')} ASC"
+    )
+
+
+def _first_annotations(pair: Pair) -> list[Annotation]:
+    """The pair's first two annotations, each with its changes known (two statements, as
+    prefetch_related sends them)."""
+    with connection.cursor() as cursor:
+        cursor.execute(_annotations_sql(connection.vendor), [pair.pk])
+        annotations = [rows.from_row(Annotation, row) for row in cursor.fetchall()]
+        if not annotations:
+            return []
+        cursor.execute(
+            _changes_sql(connection.vendor, len(annotations)), [a.pk for a in annotations]
+        )
+        changes = [rows.from_row(Change, row) for row in cursor.fetchall()]
+    for annotation in annotations:
+        annotation.pair = pair
+        annotation_changes_known(
+            annotation, [c for c in changes if c.annotation_id == annotation.pk]
+        )
+    return annotations
+
+
 def agreement_compute(*, pair_id: int) -> Agreement | None:
     """Cross-check the pair's first two annotations (one, when the project's overlap is 1) and
     move the pair to accepted, disputed or rejected — unless a lead's decision stands. Safe to
     run twice (also to recompute after a policy change); None until enough annotations are
     in. Takes the pair's row lock."""
     with transaction.atomic():
-        pair = Pair.objects.select_for_update().select_related("project").get(pk=pair_id)
+        sql = _pair_sql(connection.vendor, connection.features.has_select_for_update)
+        row = rows.fetchone(sql, [pair_id])
+        if row is None:
+            raise Pair.DoesNotExist("Pair matching query does not exist.")
+        pair = rows.from_row(Pair, row)
+        pair.project = rows.from_row(Project, row, start=rows.width(Pair))
         needed = min(pair.project.overlap, 2)
-        annotations = list(
-            pair.annotations.order_by("created_at", "id").prefetch_related("changes")[:2]
-        )
+        annotations = _first_annotations(pair)
         if len(annotations) < needed:
             return None
         first, second = annotations[0], annotations[-1]
         policy = project_policy(pair.project)
         verdict = compare_answers(annotation_answer(first), annotation_answer(second), policy)
         # One INSERT … ON CONFLICT (pair) DO UPDATE: a recompute replaces the row in place.
-        (agreement,) = Agreement.objects.bulk_create(
+        (agreement,) = rows.insert(
             [
                 Agreement(
                     pair=pair,
@@ -100,15 +161,17 @@ def agreement_compute(*, pair_id: int) -> Agreement | None:
                     },
                 )
             ],
-            update_conflicts=True,
-            unique_fields=["pair"],
-            update_fields=[*_AGREEMENT_COMPUTED],
+            conflict=(("pair",), _AGREEMENT_COMPUTED),
         )
         if pair.status != verdict.status and not pair_is_resolved(pair):
             pair.status = PairStatus(verdict.status)
-            pair.save(update_fields=["status", "updated_at"])
-            PairEvent.objects.create(
-                pair=pair, kind=PairEventKind.AGREEMENT, detail={"status": verdict.status}
+            rows.update(pair, ["status", "updated_at"])
+            rows.insert(
+                [
+                    PairEvent(
+                        pair=pair, kind=PairEventKind.AGREEMENT, detail={"status": verdict.status}
+                    )
+                ]
             )
     return agreement
 

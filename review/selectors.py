@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import random
+from functools import cache
 
+from django.db import connection
 from django.db.models import Exists, OuterRef, QuerySet, Subquery
 
 from annotator import access
 from annotator.models import Pair, PairStatus, Project, Role
+from config import rows
 from review.models import Decision, Release, ReleaseStatus, Resolution
 
 
@@ -15,10 +18,20 @@ def latest_resolution(pair: Pair) -> Resolution | None:
     return pair.resolutions.order_by("-created_at", "-id").first()
 
 
+@cache
+def _latest_decision_sql(vendor: str) -> str:
+    # Hand-written (config.rows): every cross-check asks it.
+    qn = rows.qn
+    return (
+        f"SELECT {qn('decision')} FROM {rows.table(Resolution)} WHERE {qn('pair_id')} = %s "
+        f"ORDER BY {qn('created_at')} DESC, {qn('id')} DESC LIMIT 1"
+    )
+
+
 def pair_is_resolved(pair: Pair) -> bool:
     """A lead's decision stands (the latest resolution is not a reopen)."""
-    latest = latest_resolution(pair)
-    return latest is not None and latest.decision != Decision.REOPEN
+    latest = rows.fetchone(_latest_decision_sql(connection.vendor), [pair.pk])
+    return latest is not None and latest[0] != Decision.REOPEN
 
 
 def _latest_decision() -> Subquery:

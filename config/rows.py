@@ -1,0 +1,163 @@
+"""Model instances from hand-written SQL, for the annotator's hot endpoints (issue #17).
+
+Compiling a queryset costs the ORM about a millisecond of CPU per statement, more than the
+database spends answering it; `next` and `submit` send several on every request. There the SQL
+is a string built once from the models' metadata, and these helpers turn its rows back into
+model instances with the same conversions the ORM applies (JSON, and dates on SQLite), so the
+callers get the objects they always got.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from functools import cache
+from typing import Any, TypeVar
+
+from django.db import connection, models
+
+M = TypeVar("M", bound=models.Model)
+
+
+def qn(name: str) -> str:
+    return connection.ops.quote_name(name)
+
+
+def table(model: type[models.Model]) -> str:
+    return qn(model._meta.db_table)
+
+
+def columns(model: type[models.Model], alias: str = "") -> str:
+    """Every concrete column of the model, in field order (what `from_row` reads back)."""
+    return _columns(model, alias, connection.vendor)
+
+
+@cache
+def _columns(model: type[models.Model], alias: str, vendor: str) -> str:
+    prefix = f"{qn(alias)}." if alias else ""
+    return ", ".join(prefix + qn(field.column) for field in model._meta.concrete_fields)
+
+
+def width(model: type[models.Model]) -> int:
+    return len(model._meta.concrete_fields)
+
+
+@cache
+def _converters(model: type[models.Model], vendor: str) -> tuple:
+    """Per column: the ORM's converters from database value to Python value (as SQLCompiler
+    applies them), kept only where there are any."""
+    out = []
+    for index, field in enumerate(model._meta.concrete_fields):
+        column = field.get_col(model._meta.db_table)
+        own = field.get_db_converters  # type: ignore[attr-defined]  # missing from django-stubs
+        found = connection.ops.get_db_converters(column) + own(connection)
+        if found:
+            out.append((index, column, tuple(found)))
+    return tuple(out)
+
+
+@cache
+def _attnames(model: type[models.Model]) -> tuple[str, ...]:
+    return tuple(field.attname for field in model._meta.concrete_fields)
+
+
+def from_row(model: type[M], row: Sequence[Any], start: int = 0) -> M:
+    """The instance whose `columns(model)` start at `row[start]`, converted as the ORM does."""
+    values = list(row[start : start + width(model)])
+    for index, column, converters in _converters(model, connection.vendor):
+        for convert in converters:
+            values[index] = convert(values[index], column, connection)
+    return model.from_db(connection.alias, _attnames(model), values)
+
+
+def _field(model: type[models.Model], name: str) -> models.Field:
+    """A concrete field by name (get_field also answers relations, which have no column)."""
+    found = model._meta.get_field(name)
+    assert isinstance(found, models.Field), f"{model.__name__}.{name} is not a column"
+    return found
+
+
+def value(model: type[models.Model], field: str, raw: Any) -> Any:
+    """One column's value as the ORM would read it into `model.field`."""
+    index = _attnames(model).index(_field(model, field).attname)
+    for at, column, converters in _converters(model, connection.vendor):
+        if at == index:
+            for convert in converters:
+                raw = convert(raw, column, connection)
+    return raw
+
+
+def when(value: datetime) -> Any:
+    """A datetime parameter as the database stores it (naive UTC text on SQLite)."""
+    return connection.ops.adapt_datetimefield_value(value)
+
+
+def json(model: type[models.Model], field: str, value: Any) -> Any:
+    """A JSON parameter adapted as the ORM would write it to `model.field`."""
+    return _field(model, field).get_db_prep_value(value, connection)
+
+
+@cache
+def _insert_sql(model: type[models.Model], n: int, conflict: tuple, vendor: str) -> str:
+    fields = _writable(model)
+    one = "(" + ", ".join(["%s"] * len(fields)) + ")"
+    sql = (
+        f"INSERT INTO {table(model)} ({', '.join(qn(f.column) for f in fields)}) "
+        f"VALUES {', '.join([one] * n)}"
+    )
+    if conflict:
+        unique, update = conflict
+        target = ", ".join(qn(_field(model, f).column) for f in unique)
+        columns_ = [qn(_field(model, f).column) for f in update]
+        sql += f" ON CONFLICT ({target}) DO UPDATE SET " + ", ".join(
+            f"{c} = EXCLUDED.{c}" for c in columns_
+        )
+    return sql + f" RETURNING {qn(model._meta.pk.column)}"
+
+
+@cache
+def _writable(model: type[models.Model]) -> tuple:
+    return tuple(f for f in model._meta.concrete_fields if not f.primary_key)
+
+
+def insert(objs: Sequence[M], *, conflict: tuple = ()) -> Sequence[M]:
+    """INSERT the new instances in one statement (values prepared as `save()` prepares them,
+    auto_now fields included) and set their primary keys. `conflict`: (unique fields, fields
+    to update) for an INSERT … ON CONFLICT DO UPDATE, as bulk_create(update_conflicts=True)."""
+    if not objs:
+        return objs
+    model = type(objs[0])
+    fields = _writable(model)
+    params = [f.get_db_prep_save(f.pre_save(obj, True), connection) for obj in objs for f in fields]
+    with connection.cursor() as cursor:
+        cursor.execute(_insert_sql(model, len(objs), conflict, connection.vendor), params)
+        keys = cursor.fetchall()
+    for obj, (pk,) in zip(objs, keys, strict=True):
+        obj.pk = pk
+        obj._state.adding, obj._state.db = False, connection.alias
+    return objs
+
+
+def update(obj: models.Model, fields: Sequence[str]) -> None:
+    """`obj.save(update_fields=fields)` without the ORM's compiling (auto_now fields among
+    `fields` are set as save() sets them)."""
+    model = type(obj)
+    found = [_field(model, name) for name in fields]
+    assignments = ", ".join(f"{qn(f.column)} = %s" for f in found)
+    params = [f.get_db_prep_save(f.pre_save(obj, False), connection) for f in found]
+    execute(
+        f"UPDATE {table(model)} SET {assignments} WHERE {qn(model._meta.pk.column)} = %s",
+        [*params, obj.pk],
+    )
+
+
+def fetchone(sql: str, params: Sequence[Any]) -> tuple | None:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchone()
+
+
+def execute(sql: str, params: Sequence[Any]) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.rowcount
