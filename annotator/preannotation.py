@@ -79,15 +79,6 @@ def preannotate_queue(
     return job
 
 
-def job_cancel(*, job: Job) -> bool:
-    """Ask a queued or running job to stop; it stops between batches. False when it ended."""
-    return bool(
-        Job.objects.filter(pk=job.pk, status__in=[JobStatus.QUEUED, JobStatus.RUNNING]).update(
-            status=JobStatus.CANCELLED
-        )
-    )
-
-
 def preannotate_run(*, job: Job, predictor: Predictor | None = None) -> None:
     """Predict every selected pair of the job's project (the open, not yet annotated ones by
     default), in batches, reporting progress; stops early when the job is cancelled."""
