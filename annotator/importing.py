@@ -11,8 +11,6 @@ from pathlib import Path
 
 from django.db import DatabaseError, IntegrityError
 
-from annotator.jobs import job_finish, job_progress, job_start
-from annotator.models import Job, JobStatus, Project
 from annotator.services import (
     CheckedPair,
     PairInput,
@@ -23,9 +21,12 @@ from annotator.services import (
     pairs_store,
 )
 from config.middleware import DB_UNAVAILABLE
+from jobs.lifecycle import job_finish, job_progress, job_start
+from jobs.models import Job, JobStatus
 from pairdiff.images import ImageRejected
 from pairdiff.manifest import ManifestRow, ManifestUnusable, RowError, parse_manifest
 from pairdiff.sources import ImageSource, SourceError, open_source
+from projects.models import Project
 
 log = logging.getLogger(__name__)
 BATCH_SIZE = 25  # rows whose image bytes are held in memory at once

@@ -11,13 +11,15 @@ from collections import Counter
 from django.conf import settings
 from django.db import transaction
 
-from annotator.jobs import job_create, job_finish, job_progress, job_start
-from annotator.models import Job, JobKind, JobStatus, Pair, PairStatus, Prediction, Project
+from annotator.models import Pair, PairStatus, Prediction
 from annotator.priorities import queue_priorities_refresh
 from annotator.screening import pair_screen
 from annotator.services import image_limits
+from jobs.lifecycle import job_create, job_finish, job_progress, job_start
+from jobs.models import Job, JobKind, JobStatus
 from jobs.registry import job_enqueue_on_commit
 from pairdiff.predict import PredictionResult, Predictor
+from projects.models import Project
 
 BATCH_SIZE = 20
 BACKENDS = ("pixeldiff", "vlm", "vlm-judge")

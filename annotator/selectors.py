@@ -1,4 +1,4 @@
-"""Reads: the counts and lists pages show (who may do what: annotator.access)."""
+"""Reads: the counts and lists pages show (who may do what: projects.access)."""
 
 from __future__ import annotations
 
@@ -21,13 +21,11 @@ from annotator.models import (
     Annotation,
     Assignment,
     AssignmentState,
-    Job,
-    Membership,
     Pair,
     PairStatus,
-    Project,
-    Role,
 )
+from jobs.models import Job
+from projects.models import Membership, Project, Role
 
 
 def projects_for_user(user) -> QuerySet[Project]:

@@ -20,7 +20,6 @@ from annotator.models import (
     AssignmentState,
     Change,
     Defect,
-    Membership,
     Pair,
     PairEvent,
     Tier,
@@ -28,6 +27,7 @@ from annotator.models import (
 from jobs.registry import Work, work_enqueue_on_commit
 from pairdiff.answers import AnswerRules, parse_answer
 from pairdiff.geometry import Frame
+from projects.models import Membership
 
 MAX_DRAFT_BYTES = 256 * 1024
 

@@ -6,19 +6,13 @@ from dataclasses import asdict
 
 from django.db import transaction
 
-from annotator.jobs import job_finish, job_progress, job_start
-from annotator.models import (
-    Annotation,
-    JobStatus,
-    Pair,
-    PairEvent,
-    PairStatus,
-    Project,
-    TierRule,
-)
+from annotator.models import Annotation, Pair, PairEvent, PairStatus
+from jobs.lifecycle import job_finish, job_progress, job_start
+from jobs.models import JobStatus
 from pairdiff.agreement import AgreementPolicy, ConsensusChange, Verdict, compare_answers
 from pairdiff.answers import Answer
 from pairdiff.gold import answer_from_changes, score_against_gold
+from projects.models import Project, TierRule
 from review.models import Agreement, GoldScore
 from review.selectors import pair_is_resolved
 

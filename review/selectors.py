@@ -6,8 +6,9 @@ import random
 
 from django.db.models import Exists, OuterRef, QuerySet, Subquery
 
-from annotator import access
-from annotator.models import Pair, PairStatus, Project, Role
+from annotator.models import Pair, PairStatus
+from projects import access
+from projects.models import Project, Role
 from review.models import Decision, Release, ReleaseStatus, Resolution
 
 

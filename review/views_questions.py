@@ -12,7 +12,8 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
-from annotator.models import Pair, PairStatus, Project
+from annotator.models import Pair, PairStatus
+from projects.models import Project
 from review.questions import (
     NegativesInvalid,
     QuestionPreview,

@@ -3,8 +3,9 @@
 import pytest
 from django.db import IntegrityError, transaction
 
-from annotator.models import Membership, Pair, Project, Role
+from annotator.models import Pair
 from annotator.services import PairInput, pair_create
+from projects.models import Membership, Project, Role
 from tests.images import edited_pair
 
 
