@@ -1,5 +1,7 @@
 """Project, Membership and Job left for projects/ and jobs/ (projects 0001, jobs 0001), keeping
-their tables; pairs and predictions point at them there. The database does not change."""
+their tables; pairs and predictions point at them there. The database does not change. It runs
+after review 0007 re-pointed releases and evaluations: Django's state refuses to drop a model
+that another app's foreign key still names."""
 
 import django.db.models.deletion
 from django.db import migrations, models
