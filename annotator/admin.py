@@ -4,25 +4,10 @@ from annotator.models import (
     Annotation,
     Assignment,
     Change,
-    Job,
-    Membership,
     Pair,
     PairEvent,
     Prediction,
-    Project,
 )
-
-
-class MembershipInline(admin.TabularInline):
-    model = Membership
-    raw_id_fields = ["user"]
-    extra = 0
-
-
-@admin.register(Project)
-class ProjectAdmin(admin.ModelAdmin):
-    list_display = ["slug", "name", "preset", "overlap", "created_at"]
-    inlines = [MembershipInline]
 
 
 @admin.register(Pair)
@@ -43,12 +28,6 @@ class AnnotationAdmin(admin.ModelAdmin):
     list_display = ["id", "pair", "annotator", "tier", "created_at"]
     raw_id_fields = ["assignment", "pair", "annotator"]
     inlines = [ChangeInline]
-
-
-@admin.register(Job)
-class JobAdmin(admin.ModelAdmin):
-    list_display = ["id", "kind", "status", "project", "done", "total", "created_at"]
-    list_filter = ["kind", "status"]
 
 
 admin.site.register(Assignment, raw_id_fields=["pair", "annotator"])

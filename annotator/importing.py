@@ -12,8 +12,6 @@ from typing import TypeVar
 from django.db import DatabaseError, IntegrityError
 
 from annotator.import_checks import Outcome, RowChecker
-from annotator.jobs import job_finish, job_progress, job_start
-from annotator.models import Job, JobStatus, Project
 from annotator.services import (
     CheckedPair,
     PairRejected,
@@ -22,8 +20,11 @@ from annotator.services import (
     pairs_store,
 )
 from config.middleware import DB_UNAVAILABLE
+from jobs.lifecycle import job_finish, job_progress, job_start
+from jobs.models import Job, JobStatus
 from pairdiff.manifest import ManifestRow, ManifestUnusable, RowError, parse_manifest
 from pairdiff.sources import ImageSource, SourceError, open_source
+from projects.models import Project
 
 log = logging.getLogger(__name__)
 # Rows stored in one transaction, and progress written after each; the image bytes of

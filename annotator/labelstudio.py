@@ -20,7 +20,6 @@ from annotator.importing import (
     Progress,
     import_batches,
 )
-from annotator.jobs import job_finish
 from annotator.labelstudio_plan import (
     Checked,
     LSInput,
@@ -31,32 +30,24 @@ from annotator.labelstudio_plan import (
     labelstudio_plan,
 )
 from annotator.leasing import assignment_lease_pair
-from annotator.models import (
-    Job,
-    JobStatus,
-    Membership,
-    Pair,
-    PairEvent,
-    PairEventKind,
-    PairStatus,
-    Prediction,
-    Project,
-    Role,
-)
+from annotator.models import Pair, PairEvent, PairEventKind, PairStatus, Prediction
 from annotator.services import (
     CheckedPair,
     PairRejected,
     image_limits,
-    membership_set,
     pair_find_duplicate,
     pairs_store,
 )
 from annotator.submitting import SubmitConflict, annotation_submit
+from jobs.lifecycle import job_finish
+from jobs.models import Job, JobStatus
 from pairdiff.labelstudio import LSTask
 from pairdiff.labelstudio_export import ExportProfile
 from pairdiff.labelstudio_refs import ImageFinder
 from pairdiff.manifest import RowError
 from pairdiff.sources import ImageSource, SourceError, open_source
+from projects.members import membership_set
+from projects.models import Membership, Project, Role
 
 
 @dataclass

@@ -14,7 +14,7 @@ from django.contrib.auth import get_user_model
 from django.core.files.storage import default_storage
 
 from annotator.importing import ImportUnusable
-from annotator.models import Membership, Pair, Project, Role
+from annotator.models import Pair
 from annotator.services import (
     CheckedPair,
     PairInput,
@@ -42,6 +42,7 @@ from pairdiff.labelstudio_refs import ImageFinder, ImageNotFound, parse_referenc
 from pairdiff.labelstudio_values import ValueMap, norm, parse_value_map
 from pairdiff.manifest import RowError
 from pairdiff.sources import ImageSource
+from projects.models import Membership, Project, Role
 
 # Accounts for Label Studio users nobody mapped to a member: "ls:<project id>:<LS user>". The
 # colon is outside Django's username characters, so no form (members page, sign-up) can create

@@ -16,16 +16,17 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 
 from annotator.importing import ImportUnusable
-from annotator.jobs import job_create
 from annotator.labelstudio_plan import LSInput, LSPreview, labelstudio_preview
-from annotator.models import Job, JobKind, Project
 from annotator.services import image_limits
 from annotator.tasks import import_pairs_job
 from annotator.uploads import MAX_MANIFEST_BYTES, MAX_ZIP_BYTES
 from config.enqueue import enqueue_on_commit
+from jobs.lifecycle import job_create
+from jobs.models import Job, JobKind
 from pairdiff.labelstudio_config import MAX_CONFIG_BYTES
 from pairdiff.labelstudio_values import MAX_MAPPING_BYTES
 from pairdiff.sources import SourceError, open_source
+from projects.models import Project
 
 _NAMES = {
     "export": "export.json",

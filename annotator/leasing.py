@@ -19,7 +19,6 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 
-from annotator.access import Action, project_role, role_may
 from annotator.models import (
     OPEN_STATUSES,
     Assignment,
@@ -28,11 +27,11 @@ from annotator.models import (
     PairEvent,
     PairEventKind,
     PairStatus,
-    Project,
-    Role,
 )
 from annotator.selectors import assignment_live, queue_candidates
 from config import rows
+from projects.access import Action, project_role, role_may
+from projects.models import Project, Role
 
 _ATTEMPTS = 8  # candidates tried when concurrent callers keep winning the same pair
 

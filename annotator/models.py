@@ -1,4 +1,4 @@
-"""Projects, pairs and the work done on them. Rules that must never break are constraints."""
+"""Pairs and the work done on them. Rules that must never break are constraints."""
 
 from __future__ import annotations
 
@@ -6,19 +6,11 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
+from config.constraints import choices_check
+from jobs.models import Job
+from projects.models import Project
+
 User = settings.AUTH_USER_MODEL
-
-
-class Role(models.TextChoices):
-    ANNOTATOR = "annotator", "Annotator"
-    LEAD = "lead", "Lead"
-    RESEARCHER = "researcher", "Researcher"
-
-
-class Preset(models.TextChoices):
-    MINCU = "mincu", "MinCU (4 categories)"
-    VDIFF = "vdiff", "VDiff-Bench (10 categories)"
-    CUSTOM = "custom", "Custom"
 
 
 class PairStatus(models.TextChoices):
@@ -56,173 +48,6 @@ class AssignmentState(models.TextChoices):
     SUBMITTED = "submitted", "Submitted"
     EXPIRED = "expired", "Expired"
     SKIPPED = "skipped", "Skipped"
-
-
-def _choices_check(
-    field: str, choices: type[models.TextChoices], name: str
-) -> models.CheckConstraint:
-    return models.CheckConstraint(condition=Q(**{f"{field}__in": choices.values}), name=name)
-
-
-class TierRule(models.TextChoices):
-    """Which pairs of quality tiers can make a pair benchmark data (when geometry agrees)."""
-
-    STRICT = "strict", "Both excellent (MinCU): excellent + good goes to a lead"
-    GOOD = "good", "Excellent or good from both: excellent or good + fair goes to a lead"
-
-
-class RotatedBoxes(models.TextChoices):
-    """What a Label Studio import does with a rotated rectangle (Diffmark boxes are upright)."""
-
-    BOUND = "bound", "Import its upright bounding box, with a note in the report"
-    REFUSE = "refuse", "Refuse the annotation that has it"
-
-
-class LeaseOrder(models.TextChoices):
-    """The order in which annotators are given the pairs nobody has started yet."""
-
-    IMPORT = "import", "Import order"
-    RANDOM = "random", "Random"
-    PRIORITISED = "prioritised", "Prioritised: most useful first"
-
-
-class Project(models.Model):
-    slug = models.SlugField(max_length=64, unique=True)
-    name = models.CharField(max_length=200)
-    description = models.TextField(blank=True)
-    preset = models.CharField(max_length=16, choices=Preset.choices, default=Preset.MINCU)
-    # [{"slug": ..., "name": ..., "hint": ...}], from a preset or written by a lead
-    categories = models.JSONField(default=list)
-    overlap = models.PositiveSmallIntegerField(default=2)
-    iou_threshold = models.FloatField(default=0.5)
-    tier_rule = models.CharField(max_length=16, choices=TierRule.choices, default=TierRule.STRICT)
-    entity_vocabulary = models.JSONField(default=list, blank=True)
-    entity_synonyms = models.JSONField(default=dict, blank=True)
-    guidelines = models.TextField(blank=True)
-    gold_rate = models.FloatField(default=0.0)
-    show_predictions = models.BooleanField(default=True)
-    # Right after submitting a gold pair, the annotator sees their own boxes against the known
-    # answer (never anyone else's work, never before submitting).
-    gold_feedback = models.BooleanField(default=False)
-    licence = models.CharField(max_length=200, blank=True)
-    rotated_boxes = models.CharField(
-        max_length=8, choices=RotatedBoxes.choices, default=RotatedBoxes.BOUND
-    )
-    # The Label Studio config, the mapping read from it and the lead's value mapping of the
-    # last import ({} when none): releases write label_studio.json in those names.
-    labelstudio = models.JSONField(default=dict, blank=True)
-    # The best text-only baseline a release's questions may reach before its build is refused.
-    question_baseline_limit = models.FloatField(default=0.4)
-    # Screening flags (pixeldiff's, the VLM judge's) that hold a new pair back from annotators
-    # until a lead accepts it (annotator/screening.py).
-    screening_flags = models.JSONField(default=list, blank=True)
-    judge_prompt = models.TextField(blank=True)  # "" = the built-in MinCU questions
-    lease_order = models.CharField(
-        max_length=16, choices=LeaseOrder.choices, default=LeaseOrder.IMPORT
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    created_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL)
-
-    class Meta:
-        ordering = ["name"]
-        constraints = [
-            models.CheckConstraint(
-                condition=Q(overlap__gte=1) & Q(overlap__lte=10), name="project_overlap_1_to_10"
-            ),
-            models.CheckConstraint(
-                condition=Q(iou_threshold__gt=0) & Q(iou_threshold__lte=1),
-                name="project_iou_threshold_in_0_1",
-            ),
-            models.CheckConstraint(
-                condition=Q(gold_rate__gte=0) & Q(gold_rate__lte=1), name="project_gold_rate_in_0_1"
-            ),
-            _choices_check("preset", Preset, "project_preset_valid"),
-            _choices_check("tier_rule", TierRule, "project_tier_rule_valid"),
-            _choices_check("rotated_boxes", RotatedBoxes, "project_rotated_boxes_valid"),
-            _choices_check("lease_order", LeaseOrder, "project_lease_order_valid"),
-        ]
-
-    def __str__(self) -> str:
-        return self.name
-
-    @property
-    def category_slugs(self) -> list[str]:
-        return [c["slug"] for c in self.categories]
-
-    def category_name(self, slug: str) -> str:
-        return next((c["name"] for c in self.categories if c["slug"] == slug), slug)
-
-
-class Membership(models.Model):
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
-    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="memberships")
-    role = models.CharField(max_length=16, choices=Role.choices)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["project", "user"], name="membership_once_per_project"),
-            _choices_check("role", Role, "membership_role_valid"),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.user} · {self.role} · {self.project}"
-
-
-class JobKind(models.TextChoices):
-    IMPORT = "import", "Import"
-    PREANNOTATE = "preannotate", "Pre-annotation"
-    RECOMPUTE = "recompute", "Agreement recompute"
-    RELEASE = "release", "Release"
-    EVALUATE = "evaluate", "Evaluation"
-    SYNTHESIZE = "synthesize", "Synthesis"
-
-
-class JobStatus(models.TextChoices):
-    QUEUED = "queued", "Queued"
-    RUNNING = "running", "Running"
-    SUCCEEDED = "succeeded", "Succeeded"
-    FAILED = "failed", "Failed"
-    CANCELLED = "cancelled", "Cancelled"
-
-
-class Job(models.Model):
-    """Background work that people watch: progress, per-item errors and the result."""
-
-    kind = models.CharField(max_length=16, choices=JobKind.choices)
-    status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.QUEUED)
-    project = models.ForeignKey(
-        Project, null=True, blank=True, on_delete=models.CASCADE, related_name="jobs"
-    )
-    created_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL)
-    params = models.JSONField(default=dict, blank=True)
-    total = models.PositiveIntegerField(default=0)
-    done = models.PositiveIntegerField(default=0)
-    errors = models.JSONField(default=list, blank=True)
-    result = models.JSONField(default=dict, blank=True)
-    message = models.TextField(blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    # Last sign of life: sent (again) to the workers, started, or progressed. The sweeps re-send
-    # queued jobs and fail running ones whose heartbeat is too old (annotator/sweeps.py).
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created_at"]
-        constraints = [
-            _choices_check("kind", JobKind, "job_kind_valid"),
-            _choices_check("status", JobStatus, "job_status_valid"),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.get_kind_display()} #{self.pk} ({self.status})"
-
-    @property
-    def percent(self) -> int:
-        if not self.total:
-            return 100 if self.status == JobStatus.SUCCEEDED else 0
-        return round(100 * self.done / self.total)
 
 
 class Pair(models.Model):
@@ -293,7 +118,7 @@ class Pair(models.Model):
                 & Q(height_b__gt=0),
                 name="pair_sizes_positive",
             ),
-            _choices_check("status", PairStatus, "pair_status_valid"),
+            choices_check("status", PairStatus, "pair_status_valid"),
         ]
 
     def __str__(self) -> str:
@@ -335,7 +160,7 @@ class PairEvent(models.Model):
 
     class Meta:
         ordering = ["at", "id"]
-        constraints = [_choices_check("kind", PairEventKind, "pairevent_kind_valid")]
+        constraints = [choices_check("kind", PairEventKind, "pairevent_kind_valid")]
 
     def __str__(self) -> str:
         return f"{self.kind} on {self.pair_id} at {self.at:%Y-%m-%d %H:%M}"
@@ -363,7 +188,7 @@ class Assignment(models.Model):
             models.UniqueConstraint(
                 fields=["pair", "annotator"], name="assignment_once_per_annotator"
             ),
-            _choices_check("state", AssignmentState, "assignment_state_valid"),
+            choices_check("state", AssignmentState, "assignment_state_valid"),
         ]
 
     def __str__(self) -> str:
@@ -396,7 +221,7 @@ class Annotation(models.Model):
                 condition=~Q(idempotency_key=""),
                 name="annotation_idempotency_key_unique",
             ),
-            _choices_check("tier", Tier, "annotation_tier_valid"),
+            choices_check("tier", Tier, "annotation_tier_valid"),
         ]
 
     def __str__(self) -> str:

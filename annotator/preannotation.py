@@ -12,13 +12,15 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
-from annotator.jobs import job_create, job_finish, job_progress, job_start
-from annotator.models import Job, JobKind, JobStatus, Pair, PairStatus, Prediction, Project
+from annotator.models import Pair, PairStatus, Prediction
 from annotator.priorities import queue_priorities_refresh
 from annotator.screening import pair_screen
 from annotator.services import image_limits
+from jobs.lifecycle import job_create, job_finish, job_progress, job_start
+from jobs.models import Job, JobKind, JobStatus
 from jobs.registry import job_enqueue_on_commit
 from pairdiff.predict import PredictionResult, Predictor
+from projects.models import Project
 
 BATCH_SIZE = 20
 BACKENDS = ("pixeldiff", "vlm", "vlm-judge")
@@ -78,15 +80,6 @@ def preannotate_queue(
     job = job_create(kind=JobKind.PREANNOTATE, project=project, user=user, params=params)
     job_enqueue_on_commit(job)
     return job
-
-
-def job_cancel(*, job: Job) -> bool:
-    """Ask a queued or running job to stop; it stops between batches. False when it ended."""
-    return bool(
-        Job.objects.filter(pk=job.pk, status__in=[JobStatus.QUEUED, JobStatus.RUNNING]).update(
-            status=JobStatus.CANCELLED
-        )
-    )
 
 
 def preannotate_run(*, job: Job, predictor: Predictor | None = None) -> None:

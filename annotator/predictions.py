@@ -7,11 +7,12 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 
-from annotator.models import Pair, PairStatus, Prediction, Project
+from annotator.models import Pair, PairStatus, Prediction
 from annotator.screening import pair_screen
 from annotator.submitting import answer_rules
 from pairdiff.answers import AnswerInvalid, parse_answer
 from pairdiff.predict import FLAGS
+from projects.models import Project
 
 MAX_ROWS = 100_000
 

@@ -13,16 +13,9 @@ from collections import defaultdict
 
 from django.db.models import Count, F
 
-from annotator.models import (
-    OPEN_STATUSES,
-    Change,
-    LeaseOrder,
-    Pair,
-    PairStatus,
-    Prediction,
-    Project,
-)
+from annotator.models import OPEN_STATUSES, Change, Pair, PairStatus, Prediction
 from pairdiff.usefulness import Guess, likely_category, usefulness
+from projects.models import LeaseOrder, Project
 
 SCALE = 1000  # usefulness 0..1 → integer priority
 _NOT_PRE_ANNOTATORS = ("vlm-judge",)  # screeners answer other questions; no boxes to compare

@@ -14,9 +14,10 @@ from collections.abc import Iterable, Mapping
 from django.db import transaction
 from django.db.models import Count, QuerySet
 
-from annotator.models import Pair, PairEvent, PairEventKind, PairStatus, Prediction, Project
+from annotator.models import Pair, PairEvent, PairEventKind, PairStatus, Prediction
 from pairdiff.predict import FLAGS as PIXELDIFF_FLAGS
 from pairdiff.vlm.judge import JUDGE_FLAGS
+from projects.models import Project
 
 SCREENING_FLAGS: tuple[str, ...] = (*PIXELDIFF_FLAGS, *JUDGE_FLAGS)
 FLAG_LABELS = {

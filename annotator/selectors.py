@@ -1,4 +1,4 @@
-"""Reads: the counts and lists pages show (who may do what: annotator.access)."""
+"""Reads: the counts and lists pages show (who may do what: projects.access)."""
 
 from __future__ import annotations
 
@@ -24,14 +24,12 @@ from annotator.models import (
     Annotation,
     Assignment,
     AssignmentState,
-    Job,
-    Membership,
     Pair,
     PairStatus,
-    Project,
-    Role,
 )
 from config import rows
+from jobs.models import Job
+from projects.models import Membership, Project, Role
 
 
 def projects_for_user(user) -> QuerySet[Project]:

@@ -1,4 +1,5 @@
-"""Writes: projects, members and pairs. Views, commands and the API all come through here."""
+"""Writes: pairs (projects and members: projects/). Views, commands and the API all come
+through here."""
 
 from __future__ import annotations
 
@@ -8,16 +9,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import transaction
-from django.utils.text import slugify
 
-from annotator.models import Job, Membership, Pair, PairEvent, PairEventKind, Preset, Project, Role
+from annotator.models import Pair, PairEvent, PairEventKind
+from jobs.models import Job
 from pairdiff import strictjson
 from pairdiff.images import ImageInfo, ImageLimits, ImageRejected, inspect_with_thumbnail
-from pairdiff.taxonomy import preset_categories
+from projects.models import Project
 
 STORE_THREADS = 8  # concurrent file writes of one batch; S3 puts are network round trips
 
@@ -58,57 +58,6 @@ def image_limits() -> ImageLimits:
     return ImageLimits(
         max_bytes=settings.DIFFMARK_MAX_IMAGE_BYTES, max_pixels=settings.DIFFMARK_MAX_IMAGE_PIXELS
     )
-
-
-def project_create(
-    *,
-    slug: str,
-    name: str = "",
-    preset: str = Preset.MINCU,
-    overlap: int = 2,
-    user=None,
-    categories: list[dict[str, str]] | None = None,
-) -> Project:
-    """Create a project with a preset taxonomy (or the given custom categories)."""
-    if slug != slugify(slug) or not slug:
-        raise ValueError(f"{slug!r} is not a valid slug (lowercase letters, digits, hyphens)")
-    if not 1 <= overlap <= 10:
-        raise ValueError("overlap must be between 1 and 10")
-    if Project.objects.filter(slug=slug).exists():
-        raise ValueError(f"a project with slug {slug!r} already exists")
-    if preset == Preset.CUSTOM:
-        if not categories:
-            raise ValueError("a custom taxonomy needs at least one category")
-    else:
-        categories = preset_categories(preset)
-    return Project.objects.create(
-        slug=slug,
-        name=name or slug.replace("-", " ").title(),
-        preset=preset,
-        categories=categories,
-        overlap=overlap,
-        created_by=user,
-    )
-
-
-def membership_set(*, project: Project, user, role: Role) -> Membership:
-    """Give `user` exactly one role in `project` (replacing an earlier one)."""
-    membership, _ = Membership.objects.update_or_create(
-        project=project, user=user, defaults={"role": role}
-    )
-    return membership
-
-
-def user_ensure(*, username: str, password: str | None = None):
-    """The user with that name, created if missing; the password is set when given."""
-    user, created = get_user_model().objects.get_or_create(username=username)
-    if password is not None:
-        user.set_password(password)
-        user.save(update_fields=["password"])
-    elif created:
-        user.set_unusable_password()
-        user.save(update_fields=["password"])
-    return user
 
 
 def pair_check(*, project: Project, pair_input: PairInput) -> CheckedPair:

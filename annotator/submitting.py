@@ -21,17 +21,16 @@ from annotator.models import (
     AssignmentState,
     Change,
     Defect,
-    Membership,
     Pair,
     PairEvent,
     PairEventKind,
-    Project,
     Tier,
 )
 from config import rows
 from jobs.registry import Work, work_enqueue_on_commit
 from pairdiff.answers import AnswerRules, parse_answer
 from pairdiff.geometry import Frame
+from projects.models import Membership, Project
 
 MAX_DRAFT_BYTES = 256 * 1024
 

@@ -1,39 +1,19 @@
-"""Periodic repairs run by Celery beat: work that a dead broker or a killed worker left behind.
+"""Periodic repairs of the annotator's own: overdue leases, and the files an import leaves.
 
-Each sweep is safe to run concurrently with the work it repairs and with itself: every write is
-conditional on the state the sweep saw, and every task it sends claims its job before working.
+(The job sweeps, stale and unstarted and lost, are in jobs/sweeps.py.)
 """
 
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timedelta
+from datetime import datetime
 
-from django.conf import settings
 from django.core.files.storage import default_storage
-from django.db.models import QuerySet
-from django.db.models.functions import Coalesce
-from django.utils import timezone
 
 from annotator.leasing import assignments_expire
-from annotator.models import Job, JobKind, JobStatus
-from config.enqueue import enqueue
-from jobs.registry import job_task
+from jobs.models import Job, JobKind
 
 log = logging.getLogger(__name__)
-
-BATCH = 500  # jobs looked at per sweep; the next sweep takes the rest
-
-STALE_ADVICE: dict[str, str] = {
-    JobKind.IMPORT: "the pairs imported so far are kept; import the manifest again to add the "
-    "rest (rows already in are reported as duplicates)",
-    JobKind.PREANNOTATE: "the predictions made so far are kept; start the pre-annotation again "
-    "(it replaces this model's predictions)",
-    JobKind.RECOMPUTE: "start the recompute again",
-    JobKind.EVALUATE: "nothing was scored; send the predictions again",
-    JobKind.SYNTHESIZE: "the pairs made so far are kept; start the synthesis again with the "
-    "same seed (pairs already made are reported as duplicates)",
-}
 
 
 def leases_expire(*, now: datetime | None = None) -> int:
@@ -45,62 +25,6 @@ def leases_expire(*, now: datetime | None = None) -> int:
         total += expired
         if expired < 1000:
             return total
-
-
-def jobs_stale(*, now: datetime | None = None) -> QuerySet[Job]:
-    """Running jobs without a heartbeat (start or progress) for DIFFMARK_STALE_JOB_MINUTES."""
-    cutoff = (now or timezone.now()) - timedelta(minutes=settings.DIFFMARK_STALE_JOB_MINUTES)
-    return (
-        Job.objects.filter(status=JobStatus.RUNNING)
-        .alias(seen=Coalesce("heartbeat_at", "started_at", "created_at"))
-        .filter(seen__lt=cutoff)
-    )
-
-
-def jobs_fail_stale(*, now: datetime | None = None) -> list[int]:
-    """Fail the running jobs whose worker stopped (killed, or cut off from the database), with a
-    message saying what is kept and what to do. Release jobs are left to
-    ``review.releases.releases_fail_stale``, which also fails the release."""
-    now = now or timezone.now()
-    minutes = settings.DIFFMARK_STALE_JOB_MINUTES
-    failed = []
-    for job in jobs_stale(now=now).exclude(kind=JobKind.RELEASE).order_by("pk")[:BATCH]:
-        message = (
-            f"stopped: no progress for {minutes} minutes (its worker was killed or lost its "
-            f"connection) after {job.done} of {job.total}; {STALE_ADVICE[job.kind]}"
-        )
-        # Only if it is still the job we saw: a heartbeat meanwhile means it is alive after all.
-        if Job.objects.filter(
-            pk=job.pk, status=JobStatus.RUNNING, heartbeat_at=job.heartbeat_at
-        ).update(status=JobStatus.FAILED, message=message, finished_at=now):
-            log.warning("job %s failed as stale: %s", job.pk, message)
-            import_files_delete(job)
-            failed.append(job.pk)
-    return failed
-
-
-def jobs_fail_unstarted(*, now: datetime | None = None) -> list[int]:
-    """Without a broker: fail the jobs still queued DIFFMARK_STALE_JOB_MINUTES after they were
-    made. Their work was to run in the request that made them, which died first; sending them
-    again would run an import inside whatever request runs the sweep. Release builds are left
-    to their page's "build again"."""
-    now = now or timezone.now()
-    cutoff = now - timedelta(minutes=settings.DIFFMARK_STALE_JOB_MINUTES)
-    message = (
-        "stopped: the process that was to run it ended before it started (no background "
-        "worker is configured); start it again"
-    )
-    waiting = Job.objects.filter(status=JobStatus.QUEUED, created_at__lt=cutoff).exclude(
-        kind=JobKind.RELEASE
-    )
-    failed = []
-    for job in waiting.order_by("pk")[:BATCH]:
-        if Job.objects.filter(pk=job.pk, status=JobStatus.QUEUED).update(
-            status=JobStatus.FAILED, message=message, finished_at=now
-        ):
-            import_files_delete(job)
-            failed.append(job.pk)
-    return failed
 
 
 def import_files_delete(job: Job) -> None:
@@ -116,30 +40,3 @@ def import_files_delete(job: Job) -> None:
             default_storage.delete(name)
         except Exception:  # the job's outcome stands either way; the file is only space
             log.warning("could not delete %s of import job %s", name, job.pk, exc_info=True)
-
-
-def jobs_resend_queued(*, now: datetime | None = None) -> list[int]:
-    """Send again the jobs still queued DIFFMARK_RESEND_AFTER_MINUTES after they were last sent
-    (the broker was down when they were created, or lost the message). At most once per that
-    period per job; a duplicate message is harmless, the task claims the job first."""
-    now = now or timezone.now()
-    cutoff = now - timedelta(minutes=settings.DIFFMARK_RESEND_AFTER_MINUTES)
-    waiting = (
-        Job.objects.filter(status=JobStatus.QUEUED)
-        .alias(seen=Coalesce("heartbeat_at", "created_at"))
-        .filter(seen__lt=cutoff)
-        .order_by("pk")
-    )
-    sent = []
-    for job in waiting[:BATCH]:
-        found = job_task(job)
-        if found is None:
-            continue
-        if not Job.objects.filter(
-            pk=job.pk, status=JobStatus.QUEUED, heartbeat_at=job.heartbeat_at
-        ).update(heartbeat_at=now):
-            continue  # claimed (or re-sent by another sweep) meanwhile
-        task, args = found
-        if enqueue(task, *args):
-            sent.append(job.pk)
-    return sent

@@ -12,19 +12,15 @@ from django.core.files.storage import default_storage
 from django.db import OperationalError
 
 from annotator.importing import ImportUnusable, pairs_import
-from annotator.jobs import job_claim, job_fail_if_running
 from annotator.labelstudio import labelstudio_import
 from annotator.labelstudio_plan import LSInput
-from annotator.models import Job, JobKind, JobStatus
 from annotator.preannotation import preannotate_run
 from annotator.priorities import queue_priorities_refresh_all
-from annotator.sweeps import (
-    import_files_delete,
-    jobs_fail_stale,
-    jobs_resend_queued,
-    leases_expire,
-)
+from annotator.sweeps import import_files_delete, leases_expire
+from jobs.lifecycle import job_claim, job_fail_if_running
+from jobs.models import Job, JobKind, JobStatus
 from jobs.registry import task_register
+from jobs.sweeps import jobs_fail_stale, jobs_resend_queued
 
 log = logging.getLogger(__name__)
 
@@ -135,5 +131,5 @@ def fail_stale_jobs() -> list[int]:
     return jobs_fail_stale()
 
 
-task_register(kind=JobKind.IMPORT, task=import_pairs_job)
+task_register(kind=JobKind.IMPORT, task=import_pairs_job, cleanup=import_files_delete)
 task_register(kind=JobKind.PREANNOTATE, task=preannotate_job)

@@ -6,10 +6,11 @@ from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import UploadedFile
 from django.db import models, transaction
 
-from annotator.jobs import job_create
-from annotator.models import Job, JobKind, Project
 from annotator.tasks import import_pairs_job
 from config.enqueue import enqueue_on_commit
+from jobs.lifecycle import job_create
+from jobs.models import Job, JobKind
+from projects.models import Project
 
 MAX_MANIFEST_BYTES = 64 * 1024 * 1024
 

@@ -9,17 +9,19 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import push_url
 
-from annotator import access, selectors
+from annotator import selectors
 from annotator.leasing import (
     assignment_check_member,
     assignment_lease_ahead,
     assignment_lease_next,
 )
-from annotator.models import Assignment, AssignmentState, Pair, PairStatus, Project
+from annotator.models import Assignment, AssignmentState, Pair, PairStatus
 from annotator.revising import annotation_reopen
 from annotator.submitting import SubmitConflict
 from annotator.workspace import workspace_context
 from config.htmx import HtmxHttpRequest
+from projects import access
+from projects.models import Project
 
 _MIME = {
     "JPEG": "image/jpeg",

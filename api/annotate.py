@@ -10,7 +10,6 @@ from rest_framework.decorators import api_view
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from annotator import access
 from annotator.leasing import assignment_lease_next, assignment_skip
 from annotator.models import Assignment
 from annotator.submitting import SubmitConflict, annotation_submit, assignment_draft_save
@@ -23,6 +22,7 @@ from api.serializers import (
     SubmitResultSerializer,
 )
 from pairdiff.answers import AnswerInvalid
+from projects import access
 
 ERRORS = {400: ErrorSerializer, 403: ErrorSerializer, 404: ErrorSerializer, 409: ErrorSerializer}
 IDEMPOTENCY_KEY = OpenApiParameter(

@@ -8,8 +8,8 @@ from rest_framework.decorators import api_view
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from annotator import access
 from api.serializers import ErrorSerializer
+from projects import access
 from review.dashboard import ProjectQuality, project_quality
 
 

@@ -11,7 +11,6 @@ from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from annotator import access
 from annotator.importing import ImportUnusable
 from annotator.labelstudio_plan import LSInput
 from annotator.labelstudio_upload import (
@@ -20,7 +19,7 @@ from annotator.labelstudio_upload import (
     labelstudio_queue,
     labelstudio_stage,
 )
-from annotator.models import Job, Pair, PairStatus, Project
+from annotator.models import Pair, PairStatus
 from annotator.selectors import project_pairs
 from annotator.services import PairInput, PairRejected, pair_create
 from annotator.upload_limits import ImageSizeLimit, image_size_errors, image_size_limit
@@ -30,6 +29,9 @@ from api.errors import error_response
 from api.pagination import PAGE, paginated
 from api.parsers import MultiPartParser, query_text
 from api.serializers import StrictJSONField
+from jobs.models import Job
+from projects import access
+from projects.models import Project
 
 
 class PairSerializer(serializers.ModelSerializer):
@@ -159,7 +161,7 @@ def job_started(job: Job, **more: object) -> Response:
 
 
 def lead_project(request: Request, slug: str) -> Project:
-    """The project if the caller leads it (annotator.access: 404 outsiders, 403 other roles)."""
+    """The project if the caller leads it (projects.access: 404 outsiders, 403 other roles)."""
     return access.project_for(request.user, slug, access.Action.MANAGE)[0]
 
 

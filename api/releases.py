@@ -15,8 +15,6 @@ from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from annotator import access
-from annotator.models import Project, Role
 from api.annotate import ERRORS
 from api.errors import error_response
 from api.pagination import PAGE, paginated
@@ -24,6 +22,8 @@ from api.pairs import JobSerializer, job_started
 from api.parsers import query_text
 from pairdiff.release.options import ReleaseOptions
 from pairdiff.release.splits import DIFFICULTIES, SPLITS, SplitPlan, SplitPlanInvalid
+from projects import access
+from projects.models import Project, Role
 from review.models import Release
 from review.releases import ReleaseRefused, release_create
 from review.selectors import release_visible, releases_visible
@@ -121,7 +121,7 @@ class ReleaseStartedSerializer(serializers.Serializer):
 
 
 def _member_project(request: Request, slug: str) -> tuple[Project, Role]:
-    """The project and the caller's role in it (annotator.access: 404 for outsiders)."""
+    """The project and the caller's role in it (projects.access: 404 for outsiders)."""
     return access.project_for(request.user, slug, access.Action.VIEW)
 
 

@@ -10,14 +10,15 @@ from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from annotator import access
-from annotator.models import Pair, Project
+from annotator.models import Pair
 from api.annotate import ERRORS
 from api.errors import error_response
 from api.pagination import PAGE, paginated
 from api.parsers import query_text
 from api.serializers import StrictJSONField
 from pairdiff.answers import AnswerInvalid
+from projects import access
+from projects.models import Project
 from review.adjudication import resolution_json
 from review.models import Decision
 from review.resolutions import ResolutionRefused, resolution_record
@@ -51,7 +52,7 @@ class ResolutionSerializer(serializers.Serializer):
 
 
 def _lead_only(request: Request, project: Project) -> None:
-    """annotator.access: 404 for outsiders, 403 for members who do not lead the project."""
+    """projects.access: 404 for outsiders, 403 for members who do not lead the project."""
     access.project_check(request.user, project, access.Action.MANAGE)
 
 

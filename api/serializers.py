@@ -2,8 +2,9 @@
 
 from rest_framework import serializers
 
-from annotator.models import Defect, Project, Tier
+from annotator.models import Defect, Tier
 from pairdiff import strictjson
+from projects.models import Project
 
 
 def _boxes() -> serializers.ListField:

@@ -6,9 +6,11 @@ from django.http import Http404
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics
 
-from annotator import access, selectors
-from annotator.models import PairStatus, Project, Role
+from annotator import selectors
+from annotator.models import PairStatus
 from api.serializers import ErrorSerializer, ProjectSerializer
+from projects import access
+from projects.models import Project, Role
 from review.standing import accepted_breakdown
 
 

@@ -55,8 +55,8 @@ def _environment(workdir: Path, database_url: str) -> dict[str, str]:
 
 def _order(slug: str, lease_order: str) -> None:
     """Switch the project's lease order and time the priority refresh it triggers."""
-    from annotator.models import Project
     from annotator.priorities import queue_priorities_refresh
+    from projects.models import Project
 
     project = Project.objects.get(slug=slug)
     project.lease_order = lease_order
@@ -78,14 +78,11 @@ def _seed(n_pairs: int, n_clients: int) -> tuple[str, list[str], int]:
     call_command("migrate", verbosity=0)
     call_command("collectstatic", verbosity=0, interactive=False)
     from accounts.services import token_create
-    from annotator.models import Pair, Role
-    from annotator.services import (
-        PairInput,
-        membership_set,
-        pair_create,
-        project_create,
-        user_ensure,
-    )
+    from annotator.models import Pair
+    from annotator.services import PairInput, pair_create
+    from projects.creating import project_create
+    from projects.members import membership_set, user_ensure
+    from projects.models import Role
     from tests.images import edited_pair
 
     project = project_create(slug="load", name="Load test", overlap=2)
@@ -183,7 +180,8 @@ def _percentiles(values: list[float]) -> str:
 
 
 def _check_invariants(slug: str) -> None:
-    from annotator.models import Annotation, Assignment, AssignmentState, Pair, Project
+    from annotator.models import Annotation, Assignment, AssignmentState, Pair
+    from projects.models import Project
 
     project = Project.objects.get(slug=slug)
     per_pair = Counter(

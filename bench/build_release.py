@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 from bench.common import LOCAL_POSTGRES, recreate_database  # noqa: E402
 
 if TYPE_CHECKING:
-    from annotator.models import Project
+    from projects.models import Project
 
 CATEGORIES = ["attribute", "object", "counting", "relation"]
 
@@ -82,8 +82,10 @@ def _originals(media: Path, n: int, size: tuple[int, int]) -> tuple[str, str, li
 
 
 def _seed(n: int, size: tuple[int, int], media: Path) -> Project:
-    from annotator.models import Annotation, Assignment, Pair, PairStatus, Role
-    from annotator.services import membership_set, project_create, user_ensure
+    from annotator.models import Annotation, Assignment, Pair, PairStatus
+    from projects.creating import project_create
+    from projects.members import membership_set, user_ensure
+    from projects.models import Role
     from review.models import Agreement
 
     width, height = size

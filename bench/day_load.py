@@ -61,10 +61,10 @@ def _seed(args, media: Path) -> tuple[list[str], list[str]]:
     django.setup()
     call_command("migrate", verbosity=0)
     from accounts.services import token_create
-    from annotator.models import Project, Role
-    from annotator.services import membership_set, user_ensure
     from bench.annotate_load import _seed as seed_pairs
     from bench.build_release import _seed as seed_accepted
+    from projects.members import membership_set, user_ensure
+    from projects.models import Project, Role
 
     started = time.perf_counter()
     _, annotator_tokens, _ = seed_pairs(args.pairs, args.annotators)

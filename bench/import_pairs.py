@@ -110,9 +110,10 @@ def main() -> None:
         workdir = Path(tmp)
         _setup_django(workdir, args.postgres, args.database)
         from annotator.importing import pairs_import
-        from annotator.jobs import job_create
-        from annotator.models import JobKind, Project
-        from annotator.services import project_create
+        from jobs.lifecycle import job_create
+        from jobs.models import JobKind
+        from projects.creating import project_create
+        from projects.models import Project
 
         images = workdir / "images"
         images.mkdir()

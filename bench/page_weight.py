@@ -62,14 +62,10 @@ def _seed() -> str:
     django.setup()
     call_command("migrate", verbosity=0)
     call_command("collectstatic", verbosity=0, interactive=False)
-    from annotator.models import Role
-    from annotator.services import (
-        PairInput,
-        membership_set,
-        pair_create,
-        project_create,
-        user_ensure,
-    )
+    from annotator.services import PairInput, pair_create
+    from projects.creating import project_create
+    from projects.members import membership_set, user_ensure
+    from projects.models import Role
     from tests.images import edited_pair
 
     project = project_create(slug="weight", name="Page weight", overlap=1)

@@ -33,7 +33,7 @@ STAGES = [
     ("token auth (api.authentication)", "api/authentication.py", "authenticate"),
     ("session middleware", "django/contrib/sessions/middleware.py", "process_response"),
     ("CSRF middleware", "django/middleware/csrf.py", "process_view"),
-    ("project lookup + role (view)", "annotator/access.py", "project_role"),
+    ("project lookup + role (view)", "projects/access.py", "project_role"),
     ("lease: assignment_lease_next", "annotator/leasing.py", "assignment_lease_next"),
     ("lease: assignment_live", "annotator/selectors.py", "assignment_live"),
     ("lease: assignments_expire", "annotator/leasing.py", "assignments_expire"),
@@ -71,14 +71,11 @@ def _seed(n_pairs: int, overlap: int) -> tuple[str, str]:
 
     call_command("migrate", verbosity=0)
     from accounts.services import token_create
-    from annotator.models import Pair, Role
-    from annotator.services import (
-        PairInput,
-        membership_set,
-        pair_create,
-        project_create,
-        user_ensure,
-    )
+    from annotator.models import Pair
+    from annotator.services import PairInput, pair_create
+    from projects.creating import project_create
+    from projects.members import membership_set, user_ensure
+    from projects.models import Role
     from tests.images import edited_pair
 
     project = project_create(slug="profile", name="Profile", overlap=overlap)

@@ -104,14 +104,11 @@ def diffmark_seed(n_pairs: int, usernames: list[str]) -> tuple[str, dict[str, st
     recreate_database(DIFFMARK_DB)
     call_command("migrate", verbosity=0)
     from accounts.services import token_create
-    from annotator.models import Pair, Role
-    from annotator.services import (
-        PairInput,
-        membership_set,
-        pair_create,
-        project_create,
-        user_ensure,
-    )
+    from annotator.models import Pair
+    from annotator.services import PairInput, pair_create
+    from projects.creating import project_create
+    from projects.members import membership_set, user_ensure
+    from projects.models import Role
     from tests.images import edited_pair
 
     project = project_create(slug="vs", name="Speed against Label Studio", overlap=1)
@@ -226,8 +223,8 @@ def run_in_process(args, workdir: Path) -> InProcess:
     from django.test.utils import CaptureQueriesContext
 
     from annotator.leasing import assignment_lease_next
-    from annotator.models import Project
     from annotator.submitting import annotation_submit
+    from projects.models import Project
 
     # Celery logs every eager task at INFO whatever LOG_LEVEL says; the servers write that to
     # their log files, here it would bury the table on the terminal.

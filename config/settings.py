@@ -38,6 +38,8 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_htmx",
     "accounts",
+    "projects",
+    "jobs",
     "annotator",
     "review",
     "console",

@@ -8,16 +8,12 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from annotator.models import Pair, Preset, Project, Role
-from annotator.services import (
-    PairInput,
-    membership_set,
-    pair_check,
-    pairs_store,
-    project_create,
-    user_ensure,
-)
+from annotator.models import Pair
+from annotator.services import PairInput, pair_check, pairs_store
 from pairdiff.synth import EDIT_KINDS, SynthPair, make_pair
+from projects.creating import project_create
+from projects.members import membership_set, user_ensure
+from projects.models import Preset, Project, Role
 from review.services import gold_answer_set
 
 DEMO_SLUG = "demo"

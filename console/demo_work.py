@@ -4,10 +4,11 @@ known edits, so leads find verdicts and disputes, and researchers a release, on 
 from __future__ import annotations
 
 from annotator.leasing import assignment_lease_next
-from annotator.models import Annotation, Pair, PairStatus, Project, Role
-from annotator.services import membership_set, user_ensure
+from annotator.models import Annotation, Pair, PairStatus
 from annotator.submitting import annotation_submit
 from pairdiff.release.splits import SplitPlan
+from projects.members import membership_set, user_ensure
+from projects.models import Project, Role
 from review.agreement import agreement_compute
 from review.models import Release, ReleaseStatus
 from review.releases import release_build, release_register

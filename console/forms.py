@@ -18,19 +18,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile, UploadedFile
 from django.db import transaction
 from django.utils.text import slugify
 
-from annotator.models import (
-    Change,
-    LeaseOrder,
-    Membership,
-    Pair,
-    Preset,
-    Project,
-    Role,
-    RotatedBoxes,
-    TierRule,
-)
+from annotator.models import Change, Pair
 from annotator.screening import FLAG_LABELS
-from annotator.services import PairInput, membership_set, project_create, user_ensure
+from annotator.services import PairInput
 from annotator.textformats import (
     categories_parse,
     categories_text,
@@ -43,6 +33,9 @@ from pairdiff import strictjson
 from pairdiff.manifest import MAX_ID_LENGTH, MAX_INSTRUCTION_LENGTH
 from pairdiff.taxonomy import PRESETS, preset_categories
 from pairdiff.vlm.judge import DEFAULT_QUESTIONS
+from projects.creating import project_create
+from projects.members import membership_set, user_ensure
+from projects.models import LeaseOrder, Membership, Preset, Project, Role, RotatedBoxes, TierRule
 
 MANIFEST_SUFFIXES = (".jsonl", ".ndjson", ".csv")
 

@@ -13,17 +13,10 @@ from django.db.models import (
     QuerySet,
 )
 
-from annotator.models import (
-    Annotation,
-    Assignment,
-    Change,
-    Pair,
-    PairStatus,
-    Prediction,
-    Project,
-)
+from annotator.models import Annotation, Assignment, Change, Pair, PairStatus, Prediction
 from annotator.selectors import project_pairs
 from pairdiff.geometry import Difficulty
+from projects.models import Project
 from review.models import Agreement
 from review.standing import standing_rows
 

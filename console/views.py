@@ -19,7 +19,7 @@ from django.utils.html import format_html
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
-from annotator import access, selectors
+from annotator import selectors
 from annotator.importing import ImportUnusable
 from annotator.labelstudio_upload import (
     labelstudio_queue,
@@ -28,8 +28,7 @@ from annotator.labelstudio_upload import (
     labelstudio_staged_mapping,
     labelstudio_staged_preview,
 )
-from annotator.models import Job, JobKind, JobStatus, Membership, Project, Role
-from annotator.preannotation import BACKENDS, UnknownBackend, job_cancel, preannotate_queue
+from annotator.preannotation import BACKENDS, UnknownBackend, preannotate_queue
 from annotator.priorities import queue_priorities_refresh
 from annotator.screening import project_screen
 from annotator.services import PairRejected, pair_create
@@ -45,6 +44,10 @@ from console.forms import (
     RoleForm,
 )
 from console.forms_synthesis import SynthesisForm
+from jobs.lifecycle import job_cancel
+from jobs.models import Job, JobKind, JobStatus
+from projects import access
+from projects.models import Membership, Project, Role
 from review.services import agreements_recompute_queue
 from review.synthesis import SynthesisUnusable, synthesis_queue
 

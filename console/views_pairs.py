@@ -9,11 +9,13 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from annotator import access, selectors
-from annotator.models import Pair, PairStatus, Project
+from annotator import selectors
+from annotator.models import Pair, PairStatus
 from annotator.textformats import guidelines_html
 from annotator.views import viewable_pair
 from console import pairs as browser
+from projects import access
+from projects.models import Project
 
 
 @login_required

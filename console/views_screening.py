@@ -8,7 +8,6 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
-from annotator import access
 from annotator.screening import (
     FLAG_LABELS,
     screened_decide,
@@ -16,6 +15,7 @@ from annotator.screening import (
     screening_counts,
     screening_reasons,
 )
+from projects import access
 
 PAGE_SIZE = 60
 

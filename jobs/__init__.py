@@ -1,1 +1,2 @@
-"""Background work: which task does which kind of work (the registry), for every layer."""
+"""Background work: Job (states, kinds, progress), its lifecycle and sweeps, and the registry of
+which task does which kind of work, for every layer."""

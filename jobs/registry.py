@@ -25,6 +25,7 @@ class Work(models.TextChoices):
 
 
 JobArgs = Callable[[Any], tuple | None]
+Cleanup = Callable[[Any], None]
 
 
 def _job_pk(job: Any) -> tuple:
@@ -35,6 +36,8 @@ def _job_pk(job: Any) -> tuple:
 class Entry:
     task: Task
     job_args: JobArgs  # what the task takes for a Job of this kind; None when it cannot run
+    # What to tidy when a sweep fails a job of this kind (its task never got to do it).
+    cleanup: Cleanup | None = None
 
 
 _registry: dict[str, Entry] = {}
@@ -44,9 +47,11 @@ class UnknownWork(LookupError):
     """No task is registered for this kind (its app is not installed, or not ready yet)."""
 
 
-def task_register(*, kind: str, task: Task, job_args: JobArgs = _job_pk) -> None:
+def task_register(
+    *, kind: str, task: Task, job_args: JobArgs = _job_pk, cleanup: Cleanup | None = None
+) -> None:
     """Make ``task`` the one that does ``kind``; called by each app's tasks module."""
-    _registry[str(kind)] = Entry(task=task, job_args=job_args)
+    _registry[str(kind)] = Entry(task=task, job_args=job_args, cleanup=cleanup)
 
 
 def task_for(kind: str) -> Task:
@@ -74,6 +79,13 @@ def job_task(job: Any) -> tuple[Task, tuple] | None:
         return None
     args = entry.job_args(job)
     return None if args is None else (entry.task, args)
+
+
+def job_cleanup(job: Any) -> None:
+    """Tidy what a job of this kind leaves behind when it is failed from outside its task."""
+    entry = _registry.get(str(job.kind))
+    if entry is not None and entry.cleanup is not None:
+        entry.cleanup(job)
 
 
 def job_enqueue_on_commit(job: Any) -> None:

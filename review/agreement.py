@@ -7,23 +7,15 @@ from functools import cache
 
 from django.db import connection, transaction
 
-from annotator.jobs import job_finish, job_progress, job_start
-from annotator.models import (
-    Annotation,
-    Change,
-    JobStatus,
-    Pair,
-    PairEvent,
-    PairEventKind,
-    PairStatus,
-    Project,
-    TierRule,
-)
+from annotator.models import Annotation, Change, Pair, PairEvent, PairEventKind, PairStatus
 from annotator.submitting import annotation_changes_known
 from config import rows
+from jobs.lifecycle import job_finish, job_progress, job_start
+from jobs.models import JobStatus
 from pairdiff.agreement import AgreementPolicy, ConsensusChange, Verdict, compare_answers
 from pairdiff.answers import Answer
 from pairdiff.gold import answer_from_changes, score_against_gold
+from projects.models import Project, TierRule
 from review.models import Agreement, GoldScore
 from review.selectors import pair_is_resolved
 

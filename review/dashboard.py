@@ -17,9 +17,10 @@ from typing import Any
 
 from django.db.models import Avg, Count, F, Q
 
-from annotator.models import Annotation, Change, Membership, Pair, PairStatus, Project, Role, Tier
+from annotator.models import Annotation, Change, Pair, PairStatus, Tier
 from pairdiff.geometry import Difficulty
 from pairdiff.metrics import confusion, krippendorff_alpha_ordinal, weighted_kappa
+from projects.models import Membership, Project, Role
 from review.models import Agreement, GoldScore, VerdictStatus
 from review.standing import standing_rows
 

@@ -14,8 +14,8 @@ from django.db import transaction
 from django.db.models import F, QuerySet
 from django.utils import timezone
 
-from annotator.jobs import job_claim, job_create, job_finish, job_start
-from annotator.models import JobKind, JobStatus
+from jobs.lifecycle import job_claim, job_create, job_finish, job_start
+from jobs.models import JobKind, JobStatus
 from jobs.registry import work_enqueue_on_commit
 from pairdiff.scoring.evaluate import evaluate
 from pairdiff.scoring.predictions import COORDS, PredictionsRefused

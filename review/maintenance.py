@@ -15,12 +15,8 @@ import logging
 from django.conf import settings
 from django.core.cache import cache
 
-from annotator.sweeps import (
-    jobs_fail_stale,
-    jobs_fail_unstarted,
-    jobs_resend_queued,
-    leases_expire,
-)
+from annotator.sweeps import leases_expire
+from jobs.sweeps import jobs_fail_stale, jobs_fail_unstarted, jobs_resend_queued
 from review.releases import releases_fail_stale
 from review.sweeps import review_work_resend
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from annotator.models import Annotation, Job, Pair, Project
+from annotator.models import Annotation, Pair
+from jobs.models import Job
+from projects.models import Project
 
 
 class GoldAnswer(models.Model):

@@ -7,12 +7,13 @@ from dataclasses import dataclass
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from annotator.models import Pair, Project
+from annotator.models import Pair
 from pairdiff.labels import normalise_label
 from pairdiff.release.build import question_negatives
 from pairdiff.release.question_set import release_prior
 from pairdiff.release.questions import NO_DIFFERENCE
 from pairdiff.release.records import benchmark_record
+from projects.models import Project
 from review.models import QuestionEdit
 from review.releases import release_pair
 from review.standing import standing_answers, standing_rows

@@ -20,16 +20,18 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from annotator.jobs import job_claim, job_create, job_finish, job_progress, job_start
-from annotator.models import Job, JobKind, JobStatus, Pair, PairStatus, Project
-from annotator.sweeps import jobs_stale
+from annotator.models import Pair, PairStatus
+from jobs.lifecycle import job_claim, job_create, job_finish, job_progress, job_start
+from jobs.models import Job, JobKind, JobStatus
 from jobs.registry import work_enqueue_on_commit
+from jobs.sweeps import jobs_stale
 from pairdiff.geometry import Frame
 from pairdiff.release.build import ReleaseFiles, ReleaseMeta, manifest, release_files, sha256
 from pairdiff.release.options import ReleaseOptions
 from pairdiff.release.publish import research_files
 from pairdiff.release.records import ReleasePair
 from pairdiff.release.splits import SplitPlan
+from projects.models import Project
 from review.models import QuestionEdit, Release, ReleaseRecord, ReleaseStatus
 from review.standing import Standing, standing_answers
 

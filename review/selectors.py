@@ -8,9 +8,10 @@ from functools import cache
 from django.db import connection
 from django.db.models import Exists, OuterRef, QuerySet, Subquery
 
-from annotator import access
-from annotator.models import Pair, PairStatus, Project, Role
+from annotator.models import Pair, PairStatus
 from config import rows
+from projects import access
+from projects.models import Project, Role
 from review.models import Decision, Release, ReleaseStatus, Resolution
 
 

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from annotator.jobs import job_create
-from annotator.models import Job, JobKind, Pair, Project
+from annotator.models import Pair
+from jobs.lifecycle import job_create
+from jobs.models import Job, JobKind
 from jobs.registry import job_enqueue_on_commit
+from projects.models import Project
 from review.models import GoldAnswer
 
 

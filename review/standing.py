@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 
 from django.db.models import OuterRef, QuerySet, Subquery
 
-from annotator.models import Pair, PairStatus, Project
+from annotator.models import Pair, PairStatus
 from pairdiff.geometry import Difficulty, Frame, answer_difficulty
+from projects.models import Project
 from review.models import Resolution
 
 

@@ -19,15 +19,17 @@ from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 
-from annotator.jobs import job_create, job_finish, job_progress, job_start
-from annotator.models import Job, JobKind, JobStatus, Pair, Project
+from annotator.models import Pair
 from annotator.priorities import queue_priorities_refresh
 from annotator.services import PairInput, PairRejected, image_limits, pair_check, pairs_store
+from jobs.lifecycle import job_create, job_finish, job_progress, job_start
+from jobs.models import Job, JobKind, JobStatus
 from jobs.registry import job_enqueue_on_commit
 from pairdiff.images import ImageRejected, inspect_image
 from pairdiff.sources import ImageSource, SourceError, open_source
 from pairdiff.synth.base import SynthChange, SynthPair
 from pairdiff.synth.custom import CATEGORIES, Photo, PhotoUnusable, photo_load, plan, synthesize
+from projects.models import Project
 from review.services import gold_answer_set
 
 MAX_PER_IMAGE = 50

@@ -7,8 +7,8 @@ from pathlib import Path
 from celery import shared_task
 from django.core.files.storage import default_storage
 
-from annotator.jobs import job_claim
-from annotator.models import Job, JobKind
+from jobs.lifecycle import job_claim
+from jobs.models import Job, JobKind
 from jobs.registry import Work, task_register
 from review.agreement import agreement_compute, agreements_recompute, gold_score_compute
 from review.evaluations import evaluation_run

@@ -7,8 +7,9 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
-from annotator import access
-from annotator.models import Pair, Project
+from annotator.models import Pair
+from projects import access
+from projects.models import Project
 from review.adjudication import adjudication_context
 from review.gold_feedback import gold_feedback_for
 from review.selectors import disputes_queue, spot_check_sample

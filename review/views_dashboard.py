@@ -7,8 +7,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from annotator import access
 from annotator.screening import screening_counts
+from projects import access
 from review.dashboard import project_quality
 
 

@@ -12,8 +12,9 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
-from annotator.models import Pair, PairStatus, Project
+from annotator.models import Pair, PairStatus
 from config.htmx import HtmxHttpRequest
+from projects.models import Project
 from review.questions import (
     NegativesInvalid,
     QuestionPreview,

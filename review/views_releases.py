@@ -14,8 +14,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from annotator import access
-from annotator.models import Project
+from projects import access
+from projects.models import Project
 from review import release_display
 from review.evaluations import EvaluationRefused, evaluation_create, evaluations_of
 from review.forms import EvaluationForm, ReleaseForm

@@ -7,9 +7,11 @@ import os
 import pytest
 
 from annotator.leasing import assignment_lease_next
-from annotator.models import PairStatus, Preset, Role
-from annotator.services import membership_set, project_create, user_ensure
+from annotator.models import PairStatus
 from annotator.submitting import annotation_submit
+from projects.creating import project_create
+from projects.members import membership_set, user_ensure
+from projects.models import Preset, Role
 from review.agreement import agreement_compute
 from tests.factories import answer, make_pair
 

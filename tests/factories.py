@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import itertools
 
-from annotator.models import Pair, Project
+from annotator.models import Pair
 from annotator.services import PairInput, pair_create
+from projects.models import Project
 from tests.images import edited_pair, encode, photo
 
 _offsets = itertools.count()

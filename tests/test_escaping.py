@@ -10,11 +10,13 @@ import pytest
 from django.urls import reverse
 
 from annotator.leasing import assignment_lease_next
-from annotator.models import Job, JobStatus, PairStatus, Preset, Role
-from annotator.services import project_create
+from annotator.models import PairStatus
 from annotator.submitting import annotation_submit
 from annotator.textformats import guidelines_html
+from jobs.models import Job, JobStatus
 from pairdiff.release.splits import SplitPlan
+from projects.creating import project_create
+from projects.models import Preset, Role
 from review.agreement import agreement_compute
 from review.models import Decision
 from review.releases import release_create

@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 
 from accounts.services import token_create
 from annotator.leasing import assignment_lease_next
-from annotator.models import Job
+from jobs.models import Job
 from review.models import Decision, Release, ReleaseStatus
 from review.resolutions import resolution_record
 from tests.factories import answer, make_pair

@@ -1,8 +1,9 @@
 from django import template
 from django.utils.safestring import SafeString
 
-from annotator.models import PairStatus, Project
+from annotator.models import PairStatus
 from annotator.textformats import guidelines_html
+from projects.models import Project
 
 register = template.Library()
 

@@ -12,7 +12,7 @@ from django.core.cache import cache
 from django.test import RequestFactory, override_settings
 
 from accounts.throttle import LoginAttempt, client_ip, login_begin, too_many_message
-from annotator.services import user_ensure
+from projects.members import user_ensure
 from tests.conftest import PASSWORD
 
 ROOT = Path(__file__).resolve().parents[2]

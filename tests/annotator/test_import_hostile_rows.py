@@ -13,8 +13,9 @@ from rest_framework.test import APIClient
 
 from annotator import importing
 from annotator.importing import pairs_import
-from annotator.jobs import job_create
-from annotator.models import Job, JobKind, JobStatus, Pair
+from annotator.models import Pair
+from jobs.lifecycle import job_create
+from jobs.models import Job, JobKind, JobStatus
 from tests.images import edited_pair
 
 GOOD = 59

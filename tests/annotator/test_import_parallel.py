@@ -8,11 +8,12 @@ import pytest
 from annotator import import_checks, importing
 from annotator.import_checks import RowChecker
 from annotator.importing import pairs_import
-from annotator.jobs import job_create
-from annotator.models import JobKind, JobStatus, Pair, PairEvent
-from annotator.services import project_create
+from annotator.models import Pair, PairEvent
+from jobs.lifecycle import job_create
+from jobs.models import JobKind, JobStatus
 from pairdiff.images import ImageLimits
 from pairdiff.manifest import ManifestRow
+from projects.creating import project_create
 from tests.annotator.test_importing import _write_jsonl
 from tests.images import edited_pair, photo_bytes
 

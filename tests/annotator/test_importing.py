@@ -5,8 +5,9 @@ from pathlib import Path
 import pytest
 
 from annotator.importing import ImportUnusable, pairs_import
-from annotator.jobs import job_create
-from annotator.models import Job, JobKind, JobStatus, Pair, PairEvent
+from annotator.models import Pair, PairEvent
+from jobs.lifecycle import job_create
+from jobs.models import Job, JobKind, JobStatus
 from tests.images import edited_pair, photo_bytes
 
 

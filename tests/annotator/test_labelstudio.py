@@ -9,7 +9,6 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
 from annotator.importing import ImportUnusable
-from annotator.jobs import job_create
 from annotator.labelstudio import labelstudio_import
 from annotator.labelstudio_plan import LSInput
 from annotator.models import (
@@ -17,15 +16,13 @@ from annotator.models import (
     Assignment,
     AssignmentState,
     Change,
-    Job,
-    JobKind,
-    JobStatus,
-    Membership,
     Pair,
     PairEvent,
     PairStatus,
-    Role,
 )
+from jobs.lifecycle import job_create
+from jobs.models import Job, JobKind, JobStatus
+from projects.models import Membership, Role
 from review.models import Agreement
 from tests.images import edited_pair
 

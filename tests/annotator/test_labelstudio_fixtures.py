@@ -14,21 +14,14 @@ from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
 from annotator.labelstudio_plan import author_username
-from annotator.models import (
-    Annotation,
-    Job,
-    JobStatus,
-    Membership,
-    Pair,
-    PairStatus,
-    Prediction,
-    Role,
-    TierRule,
-)
-from annotator.services import membership_set, project_create, user_ensure
+from annotator.models import Annotation, Pair, PairStatus, Prediction
+from jobs.models import Job, JobStatus
 from pairdiff.labelstudio import ReadOptions, parse_export, resolve_mapping
 from pairdiff.labelstudio_values import parse_value_map
 from pairdiff.release.splits import SplitPlan
+from projects.creating import project_create
+from projects.members import membership_set, user_ensure
+from projects.models import Membership, Role, TierRule
 from review.releases import release_create
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "labelstudio"

@@ -14,22 +14,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
-from annotator.jobs import job_create
 from annotator.leasing import assignment_lease_next
-from annotator.models import (
-    Assignment,
-    Job,
-    JobKind,
-    JobStatus,
-    Membership,
-    Pair,
-    PairStatus,
-    Prediction,
-    Preset,
-    Project,
-    Role,
-)
-from annotator.services import project_create
+from annotator.models import Assignment, Pair, PairStatus, Prediction
 from annotator.submitting import annotation_submit
 from annotator.textformats import (
     categories_parse,
@@ -38,6 +24,10 @@ from annotator.textformats import (
     vocabulary_parse,
 )
 from console.forms import MemberForm, ProjectForm
+from jobs.lifecycle import job_create
+from jobs.models import Job, JobKind, JobStatus
+from projects.creating import project_create
+from projects.models import Membership, Preset, Project, Role
 from review.agreement import agreement_compute
 from review.models import Decision
 from review.resolutions import resolution_record

@@ -3,8 +3,9 @@
 import pytest
 from django.db import IntegrityError, transaction
 
-from annotator.models import Membership, Pair, PairEvent, PairEventKind, Project, Role
+from annotator.models import Pair, PairEvent, PairEventKind
 from annotator.services import PairInput, pair_create
+from projects.models import Membership, Project, Role
 from review.models import Decision
 from tests.images import edited_pair
 

@@ -4,10 +4,11 @@ from collections.abc import Collection
 import pytest
 from rest_framework.test import APIClient
 
-from annotator.jobs import job_create
-from annotator.models import Job, JobKind, JobStatus, Pair, PairStatus, Prediction
-from annotator.preannotation import UnknownBackend, job_cancel, preannotate_run, predictor_for
+from annotator.models import Pair, PairStatus, Prediction
+from annotator.preannotation import UnknownBackend, preannotate_run, predictor_for
 from annotator.predictions import predictions_import
+from jobs.lifecycle import job_cancel, job_create
+from jobs.models import Job, JobKind, JobStatus
 from pairdiff.geometry import Box
 from pairdiff.predict import NO_VISIBLE_CHANGE, PredictedChange, PredictionResult
 from tests.factories import make_pair

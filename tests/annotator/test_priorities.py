@@ -8,10 +8,11 @@ import pytest
 from django.db import connection
 
 from annotator.leasing import assignment_lease_next
-from annotator.models import Annotation, Assignment, AssignmentState, LeaseOrder, Pair
+from annotator.models import Annotation, Assignment, AssignmentState, Pair
 from annotator.predictions import predictions_import
 from annotator.priorities import queue_priorities_refresh
 from annotator.submitting import annotation_submit
+from projects.models import LeaseOrder
 from tests.conftest import member
 from tests.factories import answer, make_pairs
 

@@ -12,17 +12,19 @@ from django.core.files.storage import default_storage
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
-from annotator import sweeps
-from annotator.jobs import job_claim, job_create, job_progress, job_start
 from annotator.leasing import assignment_lease_next
-from annotator.models import Assignment, AssignmentState, Job, JobKind, JobStatus, PairStatus
-from annotator.services import project_create
+from annotator.models import Assignment, AssignmentState, PairStatus
 from annotator.submitting import annotation_submit
-from annotator.sweeps import jobs_fail_stale, jobs_resend_queued, leases_expire
+from annotator.sweeps import leases_expire
 from annotator.tasks import preannotate_job
 from config.celery import app as celery_app
 from config.enqueue import enqueue, enqueue_on_commit
+from jobs import sweeps
+from jobs.lifecycle import job_claim, job_create, job_progress, job_start
+from jobs.models import Job, JobKind, JobStatus
+from jobs.sweeps import jobs_fail_stale, jobs_resend_queued
 from pairdiff.release.splits import SplitPlan
+from projects.creating import project_create
 from review import releases as releases_module
 from review.models import Agreement, GoldScore, ReleaseStatus
 from review.releases import release_build, release_register, release_retry, releases_fail_stale

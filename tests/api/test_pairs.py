@@ -6,7 +6,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
-from annotator.models import Job, JobStatus, Pair
+from annotator.models import Pair
+from jobs.models import Job, JobStatus
 from tests.factories import make_pair
 from tests.images import edited_pair
 

@@ -1,4 +1,5 @@
-from annotator.services import PairInput, pair_create, project_create
+from annotator.services import PairInput, pair_create
+from projects.creating import project_create
 from tests.images import edited_pair
 
 

@@ -79,8 +79,8 @@ def test_annotators_and_outsiders_cannot_read_releases(ready, who, request):
 
 
 def test_a_researcher_of_another_project_cannot_read_it(ready, db):
-    from annotator.models import Preset, Role
-    from annotator.services import project_create
+    from projects.creating import project_create
+    from projects.models import Preset, Role
     from tests.conftest import member
 
     other = project_create(slug="boats", name="Boats", preset=Preset.MINCU)

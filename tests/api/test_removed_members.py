@@ -7,10 +7,12 @@ import json
 import pytest
 from django.test import Client
 
-from annotator.jobs import job_create
 from annotator.leasing import assignment_lease_next
-from annotator.models import Annotation, AssignmentState, JobKind, Membership, PairEvent, Role
-from annotator.services import membership_set
+from annotator.models import Annotation, AssignmentState, PairEvent
+from jobs.lifecycle import job_create
+from jobs.models import JobKind
+from projects.members import membership_set
+from projects.models import Membership, Role
 from tests.factories import answer, make_pair
 
 

@@ -24,8 +24,9 @@ from schemathesis.specs.openapi.checks import (
 
 from accounts.services import token_create
 from annotator.leasing import assignment_lease_next
-from annotator.models import Job, Pair
+from annotator.models import Pair
 from config.wsgi import application
+from jobs.models import Job
 from pairdiff.release.splits import SplitPlan
 from review.releases import release_create
 from tests.factories import answer, make_accepted, make_pair

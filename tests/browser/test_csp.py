@@ -11,8 +11,8 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from annotator.leasing import assignment_lease_next
-from annotator.models import Membership
 from annotator.submitting import annotation_submit
+from projects.models import Membership
 from tests.browser.workspace import log_in, make_pair
 from tests.factories import answer
 

@@ -8,8 +8,8 @@ import os
 import pytest
 from playwright.sync_api import Page, expect
 
-from annotator.models import Project
 from annotator.services import PairInput, pair_create
+from projects.models import Project
 from tests.browser.workspace import log_in, start_annotating, wait_for_saved_draft
 from tests.images import encode, photo
 

@@ -13,8 +13,9 @@ from PIL import ExifTags, Image, ImageOps
 from playwright.sync_api import Locator, Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
-from annotator.models import Pair, Project
+from annotator.models import Pair
 from annotator.services import PairInput, pair_create
+from projects.models import Project
 from tests.conftest import PASSWORD
 from tests.images import encode, photo
 

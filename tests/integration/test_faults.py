@@ -3,7 +3,7 @@ broker, a PostgreSQL restart under a running annotation loop.
 
 Workers are real Celery processes on PostgreSQL and Redis. A killed worker's message would come
 back only after the broker's visibility timeout (an hour by default); recovery in time comes
-from the sweeps (annotator/sweeps.py, review/releases.py), which these tests send to a fresh
+from the sweeps (jobs/sweeps.py, review/releases.py), which these tests send to a fresh
 worker started with small thresholds.
 """
 
@@ -36,11 +36,12 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from annotator.leasing import assignment_lease_next
-from annotator.models import Annotation, Job, JobStatus, Pair, PairStatus
+from annotator.models import Annotation, Pair, PairStatus
 from annotator.submitting import annotation_submit
 from annotator.tasks import fail_stale_jobs, import_pairs_job
 from annotator.uploads import import_queue
 from config.celery import app as celery_app
+from jobs.models import Job, JobStatus
 from pairdiff.release.splits import SplitPlan
 from review.models import Agreement, Release, ReleaseStatus
 from review.releases import release_create, release_retry
@@ -377,8 +378,9 @@ def test_with_the_broker_down_a_submit_is_quick_and_the_sweep_cross_checks_it_la
 
 SETUP = """
 from accounts.services import token_create
-from annotator.models import Preset, Role
-from annotator.services import membership_set, project_create, user_ensure
+from projects.models import Preset, Role
+from projects.members import membership_set, user_ensure
+from projects.creating import project_create
 from tests.factories import make_pair
 
 project = project_create(slug="cars", name="Cars", preset=Preset.MINCU)

@@ -5,8 +5,9 @@ import time
 import pytest
 from rest_framework.test import APIClient
 
-from annotator.models import Job, JobStatus, PairStatus, Prediction
+from annotator.models import PairStatus, Prediction
 from annotator.services import PairInput, pair_create
+from jobs.models import Job, JobStatus
 from tests.images import edited_pair
 
 pytestmark = [

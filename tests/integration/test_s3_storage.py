@@ -26,9 +26,10 @@ from PIL import Image
 from storages.backends.s3 import S3Storage
 
 from annotator.importing import pairs_import
-from annotator.jobs import job_create
-from annotator.models import Job, JobKind, JobStatus, Pair, PairEvent
+from annotator.models import Pair, PairEvent
 from annotator.services import PairInput, pair_create
+from jobs.lifecycle import job_create
+from jobs.models import Job, JobKind, JobStatus
 from tests.images import edited_pair, encode, photo
 
 pytestmark = [pytest.mark.s3, pytest.mark.django_db]

@@ -2,7 +2,7 @@
 
 import pytest
 
-from annotator.models import Job, JobKind
+from jobs.models import Job, JobKind
 from jobs.registry import UnknownWork, Work, job_task, task_for
 
 

@@ -6,8 +6,9 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from annotator.leasing import assignment_lease_next
-from annotator.models import Pair, Role
+from annotator.models import Pair
 from annotator.submitting import annotation_submit
+from projects.models import Role
 from review.dashboard import project_quality
 from review.models import Decision
 from review.resolutions import resolution_record

@@ -6,7 +6,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
-from annotator.models import Job, JobKind, JobStatus
+from jobs.models import Job, JobKind, JobStatus
 from pairdiff.release.splits import SplitPlan
 from pairdiff.scoring.own_answers import jsonl, own_answer_lines
 from review.evaluations import evaluation_run, release_truth
@@ -237,7 +237,7 @@ def test_an_evaluation_whose_message_was_lost_is_scored_by_the_sweep(release, re
 
     from django.utils import timezone
 
-    from annotator.sweeps import jobs_resend_queued
+    from jobs.sweeps import jobs_resend_queued
     from review.evaluations import evaluation_create
 
     # No capture of on-commit callbacks: inside the test's transaction the send never happens,
@@ -258,8 +258,8 @@ def test_a_stale_evaluation_job_fails_with_advice(release, researcher):
 
     from django.utils import timezone
 
-    from annotator.jobs import job_claim
-    from annotator.sweeps import jobs_fail_stale
+    from jobs.lifecycle import job_claim
+    from jobs.sweeps import jobs_fail_stale
     from review.evaluations import evaluation_create
 
     evaluation = evaluation_create(

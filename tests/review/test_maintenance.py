@@ -12,8 +12,8 @@ from django.core.files.storage import default_storage
 from django.core.management import call_command
 from django.utils import timezone
 
-from annotator.jobs import job_claim, job_create
-from annotator.models import Job, JobKind, JobStatus
+from jobs.lifecycle import job_claim, job_create
+from jobs.models import Job, JobKind, JobStatus
 from pairdiff.release.splits import SplitPlan
 from review.models import ReleaseStatus
 from review.releases import release_register

@@ -10,8 +10,8 @@ from django.core.files.storage import default_storage
 from django.urls import reverse
 from django.utils import timezone
 
-from annotator.jobs import job_create
-from annotator.models import JobKind, JobStatus
+from jobs.lifecycle import job_create
+from jobs.models import JobKind, JobStatus
 from review.models import Decision, QuestionEdit, Release, ReleaseStatus
 from review.resolutions import resolution_record
 from tests.factories import answer, make_pair

@@ -6,7 +6,8 @@ import pytest
 from django.core.files.storage import default_storage
 from django.core.management import CommandError, call_command
 
-from annotator.models import JobStatus, PairStatus
+from annotator.models import PairStatus
+from jobs.models import JobStatus
 from pairdiff.release.splits import SplitPlan
 from review import releases as releases_module
 from review.models import QuestionEdit, Release, ReleaseStatus

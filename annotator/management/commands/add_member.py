@@ -1,8 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from annotator.labelstudio_plan import AUTHOR_PREFIX, is_author_name
-from annotator.models import Project, Role
-from annotator.services import membership_set, user_ensure
+from projects.members import membership_set, user_ensure
+from projects.models import Project, Role
 
 
 class Command(BaseCommand):

@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from annotator.models import Preset
-from annotator.services import project_create
+from projects.creating import project_create
+from projects.models import Preset
 
 
 class Command(BaseCommand):

@@ -4,12 +4,13 @@ from pathlib import Path
 from django.core.management.base import BaseCommand
 
 from annotator.importing import ImportUnusable
-from annotator.jobs import job_create
 from annotator.labelstudio import labelstudio_import
 from annotator.labelstudio_plan import LSInput, labelstudio_preview
-from annotator.models import JobKind, Project
 from annotator.services import image_limits
+from jobs.lifecycle import job_create
+from jobs.models import JobKind
 from pairdiff.sources import SourceError, open_source
+from projects.models import Project
 
 EXIT_ALL_IMPORTED, EXIT_SOME_REJECTED, EXIT_UNUSABLE = 0, 1, 2
 

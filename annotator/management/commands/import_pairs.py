@@ -4,8 +4,9 @@ from pathlib import Path
 from django.core.management.base import BaseCommand
 
 from annotator.importing import ImportUnusable, pairs_import, read_manifest
-from annotator.jobs import job_create
-from annotator.models import JobKind, Project
+from jobs.lifecycle import job_create
+from jobs.models import JobKind
+from projects.models import Project
 
 EXIT_ALL_IMPORTED, EXIT_SOME_REJECTED, EXIT_UNUSABLE = 0, 1, 2
 

@@ -1,8 +1,9 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from annotator.jobs import job_create
-from annotator.models import JobKind, JobStatus, Project
 from annotator.preannotation import BACKENDS, UnknownBackend, preannotate_run, predictor_for
+from jobs.lifecycle import job_create
+from jobs.models import JobKind, JobStatus
+from projects.models import Project
 
 
 class Command(BaseCommand):

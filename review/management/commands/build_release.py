@@ -1,8 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from annotator.models import Project
 from pairdiff.release.options import ReleaseOptions
 from pairdiff.release.splits import SplitPlan, SplitPlanInvalid
+from projects.models import Project
 from review.models import ReleaseStatus
 from review.releases import ReleaseRefused, release_build, release_register
 

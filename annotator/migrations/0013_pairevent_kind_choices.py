@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotator', '0011_idempotency_key_digest'),
+        ('annotator', '0012_project_membership_job_moved_out'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -1,4 +1,5 @@
-"""Job bookkeeping shared by every kind of background work."""
+"""A job's life, shared by every kind of background work: created, claimed, started,
+progressing, finished (or failed, or cancelled)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ from typing import Any
 
 from django.utils import timezone
 
-from annotator.models import Job, JobKind, JobStatus, Project
+from jobs.models import Job, JobKind, JobStatus
+from projects.models import Project
 
 
 def job_create(
@@ -77,3 +79,12 @@ def job_fail_if_running(job: Job, message: str) -> bool:
         status=JobStatus.FAILED, message=message, finished_at=timezone.now()
     )
     return bool(failed)
+
+
+def job_cancel(*, job: Job) -> bool:
+    """Ask a queued or running job to stop; it stops between batches. False when it ended."""
+    return bool(
+        Job.objects.filter(pk=job.pk, status__in=[JobStatus.QUEUED, JobStatus.RUNNING]).update(
+            status=JobStatus.CANCELLED
+        )
+    )

@@ -1,14 +1,16 @@
-"""annotator.access, the one answer to "may this user do X here", as a table."""
+"""projects.access, the one answer to "may this user do X here", as a table."""
 
 import pytest
 from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
-from annotator import access
-from annotator.access import Action
-from annotator.models import Assignment, Job, JobKind, Role
-from annotator.services import user_ensure
+from annotator.models import Assignment
+from jobs.models import Job, JobKind
+from projects import access
+from projects.access import Action
+from projects.members import user_ensure
+from projects.models import Role
 from tests.conftest import member
 from tests.factories import make_pair
 

@@ -4,19 +4,48 @@ A user without a role in the project gets "not found" (a project's existence is 
 members); a member whose role does not allow the action gets "forbidden". Admins act as leads
 everywhere. Pair, assignment, release and job rules derive from the project's.
 
-(The module moves to ``projects/`` together with Project and Membership.)
+Pairs, assignments and jobs live in the apps above; the rules here know them only by what they
+ask of them (the protocols below), so every decision stays in this one module.
 """
 
 from __future__ import annotations
 
 from functools import cache
+from typing import Any, Protocol
 
 from django.core.exceptions import PermissionDenied
 from django.db import connection, models
 from django.http import Http404
 
-from annotator.models import Assignment, Job, Membership, Pair, Project, Role
 from config import rows
+from projects.models import Membership, Project, Role
+
+
+class PairLike(Protocol):
+    """annotator.models.Pair, as far as access asks."""
+
+    @property
+    def project(self) -> Project: ...
+
+    @property
+    def assignments(self) -> Any: ...  # its leases (Assignment.pair's related name)
+
+
+class AssignmentLike(Protocol):
+    """annotator.models.Assignment, as far as access asks."""
+
+    @property
+    def annotator_id(self) -> int: ...
+
+
+class JobLike(Protocol):
+    """jobs.models.Job, as far as access asks."""
+
+    @property
+    def project(self) -> Project | None: ...
+
+    @property
+    def created_by_id(self) -> int | None: ...
 
 
 class Action(models.TextChoices):
@@ -123,17 +152,17 @@ def project_may_create(user) -> bool:
     return Membership.objects.filter(user=user, role=Role.LEAD).exists()
 
 
-def pair_may_view(user, pair: Pair, *, role: Role | None = None) -> bool:
+def pair_may_view(user, pair: PairLike, *, role: Role | None = None) -> bool:
     """Leads see every pair of their projects; an annotator only the pairs leased to them."""
     role = role if role is not None else project_role(user, pair.project)
     if role == Role.LEAD:
         return True
     if role == Role.ANNOTATOR:
-        return Assignment.objects.filter(pair=pair, annotator=user).exists()
+        return pair.assignments.filter(annotator=user).exists()
     return False
 
 
-def assignment_may_work(user, assignment: Assignment) -> bool:
+def assignment_may_work(user, assignment: AssignmentLike) -> bool:
     """Only its annotator works on an assignment (leads neither see nor change it)."""
     return user.is_authenticated and assignment.annotator_id == user.pk
 
@@ -146,7 +175,7 @@ def release_may_read(role: Role | None, *, ready: bool) -> bool:
     return ready and role_may(role, Action.READ_RELEASES)
 
 
-def job_may_view(user, job: Job) -> bool:
+def job_may_view(user, job: JobLike) -> bool:
     """A project's jobs are its current leads', and the creator's while still a member (a
     researcher polls the evaluation they started); a job without a project is its creator's
     (or an admin's)."""
