@@ -11,7 +11,7 @@ original several pairs use; the Parquet ``images`` config holds N + 1 distinct i
 Prints the time of each phase and the sizes of the files written, the build's CPU time and
 the load average. Seeding is not part of the timing. ``--profile FILE`` runs the build under
 cProfile, writes its stats to FILE and prints the functions that took the most time.
-``--database`` (or ``DIFFMARK_BENCH_DATABASE``) names the PostgreSQL database, which is
+``--database`` (or ``DIFFMARK_BENCH_DB``) names the PostgreSQL database, which is
 dropped and created again.
 """
 
@@ -161,7 +161,7 @@ def main() -> None:
     parser.add_argument("--postgres", action="store_true")
     parser.add_argument(
         "--database",
-        default=os.environ.get("DIFFMARK_BENCH_DATABASE", "diffmark_bench_release"),
+        default=os.environ.get("DIFFMARK_BENCH_DB", "diffmark_bench_release"),
         help="PostgreSQL database to drop and create (with --postgres)",
     )
     parser.add_argument("--size", default="640x480")

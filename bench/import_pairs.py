@@ -4,7 +4,7 @@
         [--postgres [--database NAME]] [--profile FILE]
 
 With --postgres the pairs go to a recreated database on the local PostgreSQL (`--database`, else
-$BENCH_DATABASE_NAME, else `diffmark_bench_import`), else to a throwaway SQLite file; files go
+$DIFFMARK_BENCH_DB, else `diffmark_bench_import`), else to a throwaway SQLite file; files go
 to a throwaway media folder. Image generation is not part of the timing. Prints wall time, the
 CPU time of this process and of its worker processes, and the load average before and after.
 """
@@ -98,8 +98,8 @@ def main() -> None:
     parser.add_argument("--postgres", action="store_true", help="the local PostgreSQL")
     parser.add_argument(
         "--database",
-        default=os.environ.get("BENCH_DATABASE_NAME", "diffmark_bench_import"),
-        help="PostgreSQL database to recreate (diffmark_bench* or diffmark_i*)",
+        default=os.environ.get("DIFFMARK_BENCH_DB", "diffmark_bench_import"),
+        help="PostgreSQL database to recreate (a diffmark_*bench* name)",
     )
     parser.add_argument("--profile", metavar="FILE", help="write a cProfile of the import")
     args = parser.parse_args()
