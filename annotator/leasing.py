@@ -16,7 +16,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Case, F, Q, Value, When
+from django.db.models import F
 from django.utils import timezone
 
 from annotator.models import (
@@ -56,7 +56,7 @@ def assignment_lease_next(
     current = assignment_live(user, project, now=now)
     if current is not None:
         current.expires_at = now + lease_duration()
-        rows.execute(_renew_sql(connection.vendor), [rows.when(current.expires_at), current.pk])
+        rows.update(current, ["expires_at"])
         return current
     _expire_in_request(now)
     for gold in _queue_order(project, rng or random.Random()):
@@ -136,12 +136,6 @@ def _expire_in_request(now: datetime) -> None:
 
 
 @cache
-def _renew_sql(vendor: str) -> str:
-    qn = rows.qn
-    return f"UPDATE {rows.table(Assignment)} SET {qn('expires_at')} = %s WHERE {qn('id')} = %s"
-
-
-@cache
 def _expired_sql(vendor: str) -> str:
     qn = rows.qn
     return (
@@ -150,23 +144,37 @@ def _expired_sql(vendor: str) -> str:
     )
 
 
-@cache
-def _assignment_open_sql(vendor: str) -> str:
+# The columns a new lease writes, those an expired lease of the same user and pair has revived
+# (ON CONFLICT DO UPDATE), and those of its event: one list for both ways of leasing.
+_LEASE_COLUMNS = ("pair_id", "annotator_id", "state", "leased_at", "expires_at")
+_REVIVED = ("state", "leased_at", "expires_at")
+_EVENT_COLUMNS = ("pair_id", "actor_id", "kind", "detail", "at")
+
+
+def _columns_sql(names: tuple[str, ...]) -> str:
+    return ", ".join(rows.qn(c) for c in names)
+
+
+def _lease_insert_sql(values: str, returning: tuple[str, ...] = ("id",)) -> str:
+    """INSERT of a lease from ``values`` (VALUES … or a SELECT), reviving an expired one."""
     qn = rows.qn
-    insert = ("pair_id", "annotator_id", "state", "leased_at", "expires_at")
-    revive = ", ".join(f"{qn(c)} = EXCLUDED.{qn(c)}" for c in ("state", "leased_at", "expires_at"))
+    revive = ", ".join(f"{qn(c)} = EXCLUDED.{qn(c)}" for c in _REVIVED)
     return (
-        f"INSERT INTO {rows.table(Assignment)} ({', '.join(qn(c) for c in insert)}) "
-        f"VALUES (%s, %s, %s, %s, %s) ON CONFLICT ({qn('pair_id')}, {qn('annotator_id')}) "
-        f"DO UPDATE SET {revive} RETURNING {qn('id')}"
+        f"INSERT INTO {rows.table(Assignment)} ({_columns_sql(_LEASE_COLUMNS)}) {values} "
+        f"ON CONFLICT ({qn('pair_id')}, {qn('annotator_id')}) DO UPDATE SET {revive} "
+        f"RETURNING {_columns_sql(returning)}"
     )
 
 
 @cache
+def _assignment_open_sql(vendor: str) -> str:
+    return _lease_insert_sql("VALUES (%s, %s, %s, %s, %s)")
+
+
+@cache
 def _event_sql(vendor: str) -> str:
-    qn = rows.qn
-    insert = ", ".join(qn(c) for c in ("pair_id", "actor_id", "kind", "detail", "at"))
-    return f"INSERT INTO {rows.table(PairEvent)} ({insert}) VALUES (%s, %s, %s, %s, %s)"
+    columns = _columns_sql(_EVENT_COLUMNS)
+    return f"INSERT INTO {rows.table(PairEvent)} ({columns}) VALUES (%s, %s, %s, %s, %s)"
 
 
 @cache
@@ -242,18 +250,13 @@ def _lease_in_one_statement(project: Project, user, *, gold: bool, now: datetime
 def _lease_in_one_statement_now(project: Project, user, *, gold: bool, now: datetime):
     update_sql, update_params = _take_next_sql(project, user, gold=gold)
     qn = rows.qn
-    insert = ", ".join(
-        qn(c) for c in ("pair_id", "annotator_id", "state", "leased_at", "expires_at")
+    leased = _lease_insert_sql(
+        f"SELECT {qn('id')}, %s, %s, %s, %s FROM {qn('taken')}", returning=("id", "pair_id")
     )
-    revive = ", ".join(f"{qn(c)} = EXCLUDED.{qn(c)}" for c in ("state", "leased_at", "expires_at"))
-    event = ", ".join(qn(c) for c in ("pair_id", "actor_id", "kind", "detail", "at"))
     sql = (
         f"WITH {qn('taken')} AS ({update_sql}), "
-        f"{qn('leased')} AS (INSERT INTO {rows.table(Assignment)} ({insert}) "
-        f"SELECT {qn('id')}, %s, %s, %s, %s FROM {qn('taken')} "
-        f"ON CONFLICT ({qn('pair_id')}, {qn('annotator_id')}) DO UPDATE SET {revive} "
-        f"RETURNING {qn('id')}, {qn('pair_id')}), "
-        f"{qn('logged')} AS (INSERT INTO {rows.table(PairEvent)} ({event}) "
+        f"{qn('leased')} AS ({leased}), "
+        f"{qn('logged')} AS (INSERT INTO {rows.table(PairEvent)} ({_columns_sql(_EVENT_COLUMNS)}) "
         f"SELECT {qn('pair_id')}, %s, %s, jsonb_build_object('assignment', {qn('id')}), %s "
         f"FROM {qn('leased')}) "
         f"SELECT {rows.columns(Pair, 'taken')}, {qn('leased')}.{qn('id')} "
@@ -312,17 +315,14 @@ def _take_next(project: Project, user, *, gold: bool) -> Pair | None:
 
 
 def _take_slot(pair: Pair, project: Project, *, gold: bool) -> bool:
-    """Count one more annotator on this pair, unless it is full (checked in the UPDATE)."""
-    limit = Q() if gold else Q(n_taken__lt=project.overlap)
-    starting = [PairStatus.IMPORTED, PairStatus.PRE_ANNOTATED]
-    status = Case(
-        When(status__in=starting, then=Value(PairStatus.IN_ANNOTATION.value)),
-        default=F("status"),
+    """Count one more annotator on this pair, unless it is full: the queue's own guarded
+    UPDATE (`_slot_update_sql`), on this pair."""
+    slot_sql, params = _slot_update_sql(project, gold=gold)
+    return bool(
+        rows.execute(
+            f"UPDATE {rows.table(Pair)} {slot_sql} AND {rows.qn('id')} = %s", [*params, pair.pk]
+        )
     )
-    taken = Pair.objects.filter(limit, pk=pair.pk, status__in=OPEN_STATUSES).update(
-        n_taken=F("n_taken") + 1, status=status
-    )
-    return bool(taken)
 
 
 def _assignment_open(pair: Pair, user, now: datetime) -> Assignment:
