@@ -172,10 +172,6 @@ def project_members(project: Project) -> QuerySet[Membership]:
     )
 
 
-def lead_count(project: Project) -> int:
-    return project.memberships.filter(role=Role.LEAD).count()
-
-
 def project_jobs(project: Project) -> QuerySet[Job]:
     """Every background job of the project, newest first."""
     return project.jobs.select_related("created_by").order_by("-created_at", "-id")

@@ -14,7 +14,7 @@ from typing import Any
 from celery import Task
 from django.db import models
 
-from config.enqueue import enqueue, enqueue_on_commit
+from config.enqueue import enqueue_on_commit
 
 
 class Work(models.TextChoices):
@@ -64,11 +64,6 @@ def task_for(kind: str) -> Task:
 def work_enqueue_on_commit(kind: str, *args: Any) -> None:
     """Send the task of ``kind`` with ``args`` once the current transaction commits."""
     enqueue_on_commit(task_for(kind), *args)
-
-
-def work_enqueue(kind: str, *args: Any) -> bool:
-    """Send now (a sweep); False when the broker refused, see config.enqueue."""
-    return enqueue(task_for(kind), *args)
 
 
 def job_task(job: Any) -> tuple[Task, tuple] | None:

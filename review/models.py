@@ -155,10 +155,6 @@ class Release(models.Model):
         """The release's folder in storage."""
         return f"releases/{self.project.slug}/{self.pk}"
 
-    @property
-    def file_names(self) -> list[str]:
-        return sorted((self.manifest or {}).get("files", {}))
-
 
 class ReleaseRecord(models.Model):
     """One benchmark record of a ready release, for paginated and filtered reading."""

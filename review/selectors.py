@@ -6,17 +6,13 @@ import random
 from functools import cache
 
 from django.db import connection
-from django.db.models import Exists, OuterRef, QuerySet, Subquery
+from django.db.models import Exists, OuterRef, QuerySet
 
 from annotator.models import Pair, PairStatus
 from config import rows
 from projects import access
 from projects.models import Project, Role
 from review.models import Decision, Release, ReleaseStatus, Resolution
-
-
-def latest_resolution(pair: Pair) -> Resolution | None:
-    return pair.resolutions.order_by("-created_at", "-id").first()
 
 
 @cache
@@ -33,14 +29,6 @@ def pair_is_resolved(pair: Pair) -> bool:
     """A lead's decision stands (the latest resolution is not a reopen)."""
     latest = rows.fetchone(_latest_decision_sql(connection.vendor), [pair.pk])
     return latest is not None and latest[0] != Decision.REOPEN
-
-
-def _latest_decision() -> Subquery:
-    return Subquery(
-        Resolution.objects.filter(pair=OuterRef("pk"))
-        .order_by("-created_at", "-id")
-        .values("decision")[:1]
-    )
 
 
 def disputes_queue(
@@ -89,7 +77,3 @@ def release_visible(user, pk: int) -> Release | None:
     if release is None or not releases_visible(user, release.project).filter(pk=pk).exists():
         return None
     return release
-
-
-def release_may_build(user, project: Project) -> bool:
-    return access.project_may(user, project, access.Action.MANAGE)

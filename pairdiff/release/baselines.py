@@ -78,10 +78,6 @@ def credit(scores: Sequence[float], truth: int) -> float:
     return 1 / len(top) if truth in top else 0.0
 
 
-def jaccard(a: str, b: str) -> float:
-    return set_jaccard(word_set(a), word_set(b))
-
-
 def word_set(text: str) -> frozenset[str]:
     return frozenset(words(text))
 
