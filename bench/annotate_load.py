@@ -31,26 +31,20 @@ from urllib.request import HTTPCookieProcessor, Request, build_opener
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.common import LOCAL_POSTGRES, bench_answer, gunicorn_start, recreate_database  # noqa: E402
+from bench.common import (  # noqa: E402
+    LOCAL_POSTGRES,
+    bench_answer,
+    gunicorn_start,
+    recreate_database,
+    server_env,
+)
 
 HOST, PORT = "127.0.0.1", 8321
 
 
 def _environment(workdir: Path, database_url: str) -> dict[str, str]:
-    return os.environ | {
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-        "DATABASE_URL": database_url,
-        "SECRET_KEY": "bench-only-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz",
-        "DEBUG": "0",
-        "ALLOWED_HOSTS": HOST,
-        "SECURE_SSL_REDIRECT": "0",
-        "SESSION_COOKIE_SECURE": "0",
-        "CSRF_COOKIE_SECURE": "0",
-        "MEDIA_ROOT": str(workdir / "media"),
-        "STATIC_ROOT": str(workdir / "static"),
-        "DIFFMARK_TOKEN_RATE": "10000/minute",
-        "LOG_LEVEL": "WARNING",
-    }
+    env = server_env(os.environ, workdir, database_url=database_url, hosts=HOST)
+    return env | {"DIFFMARK_TOKEN_RATE": "10000/minute"}
 
 
 def _order(slug: str, lease_order: str) -> None:

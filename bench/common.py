@@ -2,8 +2,32 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from pathlib import Path
+
 LOCAL_POSTGRES = "postgres://postgres@127.0.0.1:5432/"
 # (several engineers bench on one host; each uses a name nobody else does).
+
+
+def server_env(
+    base: Mapping[str, str], workdir: Path, *, database_url: str, hosts: str, debug: bool = False
+) -> dict[str, str]:
+    """The environment of a Diffmark server a bench starts: production settings (unless
+    ``debug``) over plain HTTP on loopback, its files under ``workdir``, quiet logs."""
+    return dict(base) | {
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "DATABASE_URL": database_url,
+        "SECRET_KEY": "bench-only-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz",
+        "DEBUG": "1" if debug else "0",
+        "ALLOWED_HOSTS": hosts,
+        "SECURE_SSL_REDIRECT": "0",
+        "SESSION_COOKIE_SECURE": "0",
+        "CSRF_COOKIE_SECURE": "0",
+        "MEDIA_ROOT": str(workdir / "media"),
+        "STATIC_ROOT": str(workdir / "static"),
+        "STATIC_BUNDLE_DIR": str(workdir / "bundles"),
+        "LOG_LEVEL": "WARNING",
+    }
 
 
 def recreate_database(url: str) -> None:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.common import gunicorn_start  # noqa: E402
+from bench.common import gunicorn_start, server_env  # noqa: E402
 
 HOST = "127.0.0.1"
 CHROMIUM = "/usr/bin/chromium"
@@ -39,20 +39,8 @@ USER, PASSWORD = "weigher", "page-weight-password"
 
 
 def _environment(workdir: Path, host: str) -> dict[str, str]:
-    return os.environ | {
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-        "DATABASE_URL": f"sqlite:///{workdir / 'db.sqlite3'}",
-        "SECRET_KEY": "bench-only-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz",
-        "DEBUG": "0",
-        "ALLOWED_HOSTS": host,
-        "SECURE_SSL_REDIRECT": "0",
-        "SESSION_COOKIE_SECURE": "0",
-        "CSRF_COOKIE_SECURE": "0",
-        "MEDIA_ROOT": str(workdir / "media"),
-        "STATIC_ROOT": str(workdir / "static"),
-        "STATIC_BUNDLE_DIR": str(workdir / "bundles"),
-        "LOG_LEVEL": "WARNING",
-    }
+    database_url = f"sqlite:///{workdir / 'db.sqlite3'}"
+    return server_env(os.environ, workdir, database_url=database_url, hosts=host)
 
 
 def _seed() -> str:

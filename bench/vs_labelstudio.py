@@ -39,7 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from bench import labelstudio  # noqa: E402
-from bench.common import LOCAL_POSTGRES, bench_answer, recreate_database  # noqa: E402
+from bench.common import LOCAL_POSTGRES, bench_answer, recreate_database, server_env  # noqa: E402
 from bench.loops import (  # noqa: E402
     RssSampler,
     Samples,
@@ -77,19 +77,9 @@ class Result:
 
 def _diffmark_env(workdir: Path, *, debug: bool) -> dict[str, str]:
     env = {k: v for k, v in BASE_ENV.items() if not k.startswith("CELERY_")}
-    return env | {
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-        "DATABASE_URL": DIFFMARK_DB,
-        "SECRET_KEY": "bench-only-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz",
-        "DEBUG": "1" if debug else "0",
-        "ALLOWED_HOSTS": f"{HOST},testserver",
-        "SECURE_SSL_REDIRECT": "0",
-        "SESSION_COOKIE_SECURE": "0",
-        "CSRF_COOKIE_SECURE": "0",
-        "MEDIA_ROOT": str(workdir / "media"),
-        "STATIC_ROOT": str(workdir / "static"),
-        "LOG_LEVEL": "WARNING",
-    }
+    return server_env(
+        env, workdir, database_url=DIFFMARK_DB, hosts=f"{HOST},testserver", debug=debug
+    )
 
 
 def diffmark_seed(n_pairs: int, usernames: list[str]) -> tuple[str, dict[str, str]]:
