@@ -3,8 +3,12 @@
 A web process imports every app's modules (their tasks register at start-up), but only workers
 synthesize pairs, run pixeldiff or build releases. Importing SciPy and scikit-image's filters at
 module level cost each serving process about 50 MiB it never used (issue #17's memory goal), so
-the modules that need them bind them through ``lazy_module``: the name is a real module object
-whose code runs the first time one of its attributes is read.
+the modules that need them bind them through ``lazy_module``: a stand-in module that imports the
+real one the first time one of its attributes is read.
+
+The stand-in is deliberately not put in ``sys.modules`` (as ``importlib.util.LazyLoader`` would
+put it): whatever walks ``sys.modules`` and reads each module's attributes would import them all.
+Django's autoreloader does exactly that once a second, which cost ``make run`` 31 MiB.
 """
 
 from __future__ import annotations
@@ -13,18 +17,21 @@ import importlib
 import importlib.util
 import sys
 from types import ModuleType
+from typing import Any
+
+
+class _Deferred(ModuleType):
+    def __getattr__(self, attribute: str) -> Any:
+        # Only reached for names the stand-in does not hold yet, i.e. before the first import.
+        module = importlib.import_module(self.__name__)
+        self.__dict__.update(vars(module))
+        return getattr(module, attribute)
 
 
 def lazy_module(name: str) -> ModuleType:
-    """``name`` as a module that executes when first used (at once if already imported)."""
+    """``name`` as a module that is imported when first used (at once if already imported)."""
     if name in sys.modules:
         return sys.modules[name]
-    spec = importlib.util.find_spec(name)
-    if spec is None or spec.loader is None:
+    if importlib.util.find_spec(name) is None:
         raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-    loader = importlib.util.LazyLoader(spec.loader)
-    spec.loader = loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    loader.exec_module(module)
-    return module
+    return _Deferred(name)

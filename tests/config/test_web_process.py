@@ -16,6 +16,10 @@ from django.core.wsgi import get_wsgi_application
 from django.urls import get_resolver
 get_wsgi_application()
 get_resolver().url_patterns
+if "--reloader-scan" in sys.argv:
+    # What `make run`'s autoreloader does every second: read every loaded module's files.
+    from django.utils import autoreload
+    list(autoreload.iter_all_python_module_files())
 def executed(name):
     module = sys.modules.get(name)
     return module is not None and not isinstance(module, importlib.util._LazyModule)
@@ -25,7 +29,7 @@ print(json.dumps({name: executed(name) for name in names}))
 """
 
 
-def test_a_web_process_loads_no_worker_only_library() -> None:
+def _libraries_loaded(*argv: str) -> set[str]:
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings",
@@ -36,7 +40,7 @@ def test_a_web_process_loads_no_worker_only_library() -> None:
     }
     env.pop("DATABASE_URL", None)
     done = subprocess.run(
-        [sys.executable, "-W", "ignore", "-c", PROBE],
+        [sys.executable, "-W", "ignore", "-c", PROBE, *argv],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -45,5 +49,12 @@ def test_a_web_process_loads_no_worker_only_library() -> None:
     )
     assert done.returncode == 0, done.stderr
     loaded = json.loads(done.stdout.strip().splitlines()[-1])
+    return {name for name, yes in loaded.items() if yes}
 
-    assert {name for name, yes in loaded.items() if yes} == {"numpy", "PIL.Image"}
+
+def test_a_web_process_loads_no_worker_only_library() -> None:
+    assert _libraries_loaded() == {"numpy", "PIL.Image"}
+
+
+def test_the_development_servers_reloader_loads_none_either() -> None:
+    assert _libraries_loaded("--reloader-scan") == {"numpy", "PIL.Image"}
