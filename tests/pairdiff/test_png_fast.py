@@ -68,6 +68,7 @@ def test_the_pixels_are_pillows_to_the_byte(png):
         _with_chunk_after_pixels(_png(PHOTO), b"eXIf", _exif_orientation(6)),
         _with_chunk_after_pixels(_png(PHOTO), b"tEXt", b"Comment\x00late"),
         _png(PHOTO)[:-500],  # cut short: Pillow says so
+        _png(PHOTO)[:-12] + _chunk(b"tIME", bytes(7)) * 10_000 + _chunk(b"IEND", b""),
         b"\x89PNG\r\n\x1a\n",
         b"GIF89a",
     ],
@@ -79,6 +80,7 @@ def test_the_pixels_are_pillows_to_the_byte(png):
         "late-eXIf",
         "late-text",
         "cut",
+        "10,000 chunks",
         "bare",
         "gif",
     ],
