@@ -1,4 +1,4 @@
-"""Checking an import's rows: read both images, decode, hash and thumbnail them; no database.
+"""Checking an import's rows: read both images, decode and hash them; no database.
 
 Decoding dominates an import, so a big one checks its rows in worker processes (every core,
 no GIL): `RowChecker` keeps the next batch in the workers while the current one is stored.

@@ -16,7 +16,7 @@ from django.db import transaction
 from annotator.models import Pair, PairEvent, PairEventKind
 from jobs.models import Job
 from pairdiff import strictjson
-from pairdiff.images import ImageInfo, ImageLimits, ImageRejected, inspect_with_thumbnail
+from pairdiff.images import ImageInfo, ImageLimits, ImageRejected, inspect_image
 from projects.models import Project
 
 STORE_THREADS = 8  # concurrent file writes of one batch; S3 puts are network round trips
@@ -46,8 +46,6 @@ class CheckedPair:
     input: PairInput
     info_a: ImageInfo
     info_b: ImageInfo
-    thumb_a: bytes
-    thumb_b: bytes
 
     @property
     def content_key(self) -> tuple[str, str]:
@@ -69,7 +67,8 @@ def pair_inspect(
     pair_input: PairInput, *, limits: ImageLimits, categories: Sequence[str]
 ) -> CheckedPair:
     """pair_check without Django: settings and project passed in, so import worker processes
-    can run it (decode, hash and thumbnail both images); raises PairRejected."""
+    can run it (decode and hash both images); raises PairRejected. Thumbnails are made when
+    a page first asks for one (annotator/thumbnails.py)."""
     _check_storable(pair_input)
     if pair_input.category and pair_input.category not in categories:
         raise PairRejected(
@@ -79,11 +78,11 @@ def pair_inspect(
     checked = []
     for side, data in (("image_a", pair_input.image_a), ("image_b", pair_input.image_b)):
         try:
-            checked.append(inspect_with_thumbnail(data, limits))
+            checked.append(inspect_image(data, limits))
         except ImageRejected as exc:
             raise PairRejected(f"{side}: {exc}", field=side) from exc
-    (info_a, thumb_a), (info_b, thumb_b) = checked
-    return CheckedPair(pair_input, info_a, info_b, thumb_a, thumb_b)
+    info_a, info_b = checked
+    return CheckedPair(pair_input, info_a, info_b)
 
 
 def _check_storable(pair_input: PairInput) -> None:
@@ -180,6 +179,9 @@ def _files_store(
     for item in checked:
         for name, content in _pair_files(project, item).values():
             files[name] = content
+    if _storage_is_local():
+        # A local write is a memory copy: threads would only contend for the GIL (+50% CPU).
+        return {name: _store_file(name, data, written) for name, data in files.items()}
     with ThreadPoolExecutor(max_workers=min(STORE_THREADS, len(files) or 1)) as pool:
         futures = {
             name: pool.submit(_store_file, name, data, written) for name, data in files.items()
@@ -188,16 +190,23 @@ def _files_store(
     return {name: future.result() for name, future in futures.items()}
 
 
+def _storage_is_local() -> bool:
+    try:
+        default_storage.path("")
+    except NotImplementedError:  # a remote storage (S3) has no local paths
+        return False
+    return True
+
+
 def _pair_files(project: Project, item: CheckedPair) -> dict[str, tuple[str, bytes]]:
-    """Field → (content-addressed name, bytes) of a pair's images and thumbnails."""
+    """Field → (content-addressed name, bytes) of a pair's images."""
     files = {}
-    for side, data, info, thumb in (
-        ("a", item.input.image_a, item.info_a, item.thumb_a),
-        ("b", item.input.image_b, item.info_b, item.thumb_b),
+    for side, data, info in (
+        ("a", item.input.image_a, item.info_a),
+        ("b", item.input.image_b, item.info_b),
     ):
         folder = f"{project.slug}/{info.sha256[:2]}/{info.sha256}"
         files[f"image_{side}"] = (f"pairs/{folder}{info.extension}", data)
-        files[f"thumb_{side}"] = (f"thumbs/{folder}.jpg", thumb)
     return files
 
 

@@ -18,6 +18,7 @@ from annotator.leasing import (
 from annotator.models import Assignment, AssignmentState, Pair, PairStatus
 from annotator.revising import annotation_reopen
 from annotator.submitting import SubmitConflict
+from annotator.thumbnails import ThumbnailMissing, pair_thumbnail
 from annotator.workspace import workspace_context
 from config.htmx import HtmxHttpRequest
 from projects import access
@@ -139,9 +140,10 @@ def pair_image(request: HttpRequest, pk: int, side: str) -> FileResponse:
 def pair_thumb(request: HttpRequest, pk: int, side: str) -> FileResponse:
     pair = viewable_pair(request, pk)
     _check_side(side)
-    thumb = pair.thumb_a if side == "a" else pair.thumb_b
-    if not thumb:
-        raise Http404("no thumbnail")
+    try:
+        thumb = pair_thumbnail(pair, side)
+    except ThumbnailMissing as exc:
+        raise Http404("no thumbnail") from exc
     return _private_file(thumb, "image/jpeg")
 
 

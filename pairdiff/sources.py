@@ -116,8 +116,11 @@ class _FolderSource(ImageSource):
                 raise ImageRejected(f"not a file in the images folder: {relative}")
             self._check_size(info.st_size, relative)
             with real.open("rb") as file:
-                # The file may grow after stat(); never hold more than the limit in memory.
-                data = file.read(self._max_entry_bytes + 1)
+                # Asked for its size: read(limit) would allocate the whole limit first. The file
+                # may grow after stat(); never hold more than the limit in memory.
+                data = file.read(info.st_size + 1)
+                if len(data) > info.st_size:
+                    data += file.read(self._max_entry_bytes + 1 - len(data))
         except (FileNotFoundError, NotADirectoryError):
             raise self._not_found(relative) from None
         except OSError as exc:

@@ -29,7 +29,7 @@ def _referenced_files() -> set[str]:
     names = set()
     for pair in Pair.objects.all():
         names |= {pair.image_a.name, pair.image_b.name, pair.thumb_a.name, pair.thumb_b.name}
-    return names
+    return names - {""}  # no thumbnail until a page asks for one
 
 
 def _run(project, folder: Path, manifest: bytes, name: str = "manifest.jsonl"):

@@ -18,7 +18,6 @@ from pairdiff.images import (
     ImageRejected,
     format_sizes,
     inspect_image,
-    inspect_with_thumbnail,
     make_thumbnail,
 )
 
@@ -377,12 +376,3 @@ def test_thumbnail_rejects_non_images():
 def test_thumbnail_needs_a_positive_max_side():
     with pytest.raises(ValueError, match="max_side"):
         make_thumbnail(_encode(_photo(), "PNG"), max_side=0)
-
-
-def test_inspect_with_thumbnail_matches_the_two_separate_calls():
-    data = _encode(Image.fromarray(astronaut()[:200, :300]), "PNG")
-
-    info, thumbnail = inspect_with_thumbnail(data, max_side=64)
-
-    assert info == inspect_image(data)
-    assert Image.open(io.BytesIO(thumbnail)).size == (64, 43)

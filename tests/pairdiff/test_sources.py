@@ -141,6 +141,40 @@ def test_folder_refuses_a_file_over_the_entry_limit(tmp_path):
         )
 
 
+def _stat_then_grow(monkeypatch, path: Path, extra: bytes) -> None:
+    """The file gets `extra` appended right after the source took its size."""
+    real_stat, target = Path.stat, path.resolve()
+
+    def stat_then_grow(self, *args, **kwargs):
+        result = real_stat(self, *args, **kwargs)
+        if self == target:
+            with path.open("ab") as file:
+                file.write(extra)
+        return result
+
+    monkeypatch.setattr(Path, "stat", stat_then_grow)
+
+
+def test_folder_reads_a_file_that_grew_after_its_size_was_taken(tmp_path, monkeypatch):
+    root = _folder(tmp_path, {"a.png": b"x" * 50})
+    _stat_then_grow(monkeypatch, root / "a.png", b"y" * 30)
+
+    with open_source(root, max_entry_bytes=100) as source:
+        assert source.read("a.png") == b"x" * 50 + b"y" * 30
+
+
+def test_folder_refuses_a_file_that_grew_past_the_limit_after_its_size_was_taken(
+    tmp_path, monkeypatch
+):
+    root = _folder(tmp_path, {"a.png": b"x" * 50})
+    _stat_then_grow(monkeypatch, root / "a.png", b"y" * 5000)
+
+    with open_source(root, max_entry_bytes=100) as source:
+        assert _rejection(source, "a.png") == (
+            "file is 101 bytes, over the limit of 100 bytes: a.png"
+        )
+
+
 def test_zip_reads_entries_by_manifest_name(tmp_path):
     path = _zip(
         tmp_path / "pairs.zip",
