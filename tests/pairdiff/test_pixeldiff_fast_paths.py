@@ -23,7 +23,7 @@ from pairdiff.pixeldiff.maps import (
     to_lab,
 )
 from pairdiff.pixeldiff.morphology import dilate, erode
-from pairdiff.pixeldiff.whole import _fine, _fine_like
+from pairdiff.pixeldiff.whole import _fine, _fine_like, spread
 
 
 def _disk(radius: int) -> np.ndarray:
@@ -114,3 +114,25 @@ def test_the_mask_and_the_fine_detail_are_worked_out_around_the_edit_exactly():
     assert np.array_equal(changed_mask(score, levels, s), everywhere)
     assert np.array_equal(_fine_like(lab_b, lab_a, _fine(lab_a)), _fine(lab_b))
     assert np.array_equal(_fine_like(lab_a, lab_a, _fine(lab_a)), _fine(lab_a))
+
+
+def test_spread_counts_the_tiles_a_tile_by_tile_mean_counts():
+    def by_tile_means(changed: np.ndarray) -> float:
+        h, w = changed.shape
+        ys = np.linspace(0, h, min(8, h) + 1).astype(int)
+        xs = np.linspace(0, w, min(8, w) + 1).astype(int)
+        means = [
+            changed[y0:y1, x0:x1].astype(np.float32).mean()
+            for y0, y1 in zip(ys[:-1], ys[1:], strict=True)
+            for x0, x1 in zip(xs[:-1], xs[1:], strict=True)
+        ]
+        return float(np.mean(np.array(means) >= 0.1))
+
+    rng = np.random.default_rng(0)
+    for shape in [(512, 512), (300, 451), (37, 5), (3, 200), (1, 1)]:
+        for density in (0.0, 0.05, 0.1, 0.12, 0.5):
+            changed = rng.random(shape) < density
+            assert spread(changed) == by_tile_means(changed)
+        every_tenth = np.zeros(shape, bool)
+        every_tenth.ravel()[::10] = True  # shares right at the tenth
+        assert spread(every_tenth) == by_tile_means(every_tenth)
