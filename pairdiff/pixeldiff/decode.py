@@ -11,6 +11,7 @@ import numpy as np
 from PIL import Image, ImageOps
 
 from pairdiff.geometry import Box
+from pairdiff.pixeldiff.png import decode_plain, plain_mode
 
 Xyxy = tuple[int, int, int, int]
 
@@ -31,15 +32,23 @@ def decode_image(data: object, max_pixels: int, side: str) -> Image.Image:
         raise DecodeError(f"image {side}: expected bytes, got {type(data).__name__}")
     if not data:
         raise DecodeError(f"image {side}: empty file")
+    raw = bytes(data)
     try:
         # Pillow warns about odd EXIF or bombs; the outcome (an image or an error) is what counts.
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            img = Image.open(io.BytesIO(bytes(data)))
+            img = Image.open(io.BytesIO(raw))
             if img.width * img.height > max_pixels:
                 reason = f"image {side}: {img.width}×{img.height} is over {max_pixels:,} pixels"
                 img.close()
                 raise DecodeError(reason)
+            # Pillow has read the header (and refused bombs); a plain PNG, which has no EXIF
+            # orientation, is decoded twice as fast by libpng, to the same pixels.
+            mode = plain_mode(raw) if img.format == "PNG" else None
+            fast = decode_plain(raw, mode, img.size) if mode and mode == img.mode else None
+            if fast is not None:
+                img.close()
+                return _rgb(fast)
             # In place: the decoded copy is ours (the caller's bytes are never touched), and
             # copying a 1024² image only to read it costs as much as decoding it.
             ImageOps.exif_transpose(img, in_place=True)

@@ -37,8 +37,9 @@ def to_lab(rgb: np.ndarray) -> np.ndarray:
     """CIELAB (D65) of a uint8 RGB image, float32 (h, w, 3); L in [0, 100]."""
     xyz = _LINEAR[rgb] @ _TO_XYZ.T
     # The cube root everywhere, then the linear toe on the few dark pixels: cheaper than
-    # np.where, which evaluates both branches over the whole frame.
-    f = np.cbrt(xyz)
+    # np.where, which evaluates both branches over the whole frame. float32 powf is twice as
+    # fast as glibc's cbrtf and, above the toe, within one ulp of the true root (cbrtf: two).
+    f = np.power(xyz, np.float32(1 / 3))
     dark = xyz <= 0.008856
     f[dark] = 7.787 * xyz[dark] + 16.0 / 116.0
     lab = f @ _FROM_F.T

@@ -106,8 +106,9 @@ class _Run:
             fit = maps(fit_tone(self.frames.a, self.frames.b), self.frames.b, s)
             lab_fit, score_fit = fit.lab_a, fit.score
             left = score_fit > 1.0
-            self.diag["spread_after_tone"] = round(spread(left), 3)
-            if spread(left) < s.global_spread and left.mean() < 0.5 * visible.mean():
+            spread_left = spread(left)
+            self.diag["spread_after_tone"] = round(spread_left, 3)
+            if spread_left < s.global_spread and left.mean() < 0.5 * visible.mean():
                 explained = 1.0 - float(left.mean()) / float(visible.mean())
                 found.append(photometric(self.lab_a, self.lab_b, explained))
                 self.lab_a, self.score = lab_fit, score_fit

@@ -30,21 +30,39 @@ class GlobalChange:
 
 def spread(changed: np.ndarray) -> float:
     """Share of grid tiles in which at least a tenth of the pixels changed."""
-    return float(np.mean(_tile_means(changed.astype(np.float32)) >= 0.1))
+    ys, xs = _grid(changed.shape)
+    # Counted per tile in two reductions rather than averaged tile by tile; the shares are
+    # float32 quotients of whole numbers, as the float32 tile means were, to the bit.
+    rows = np.add.reduceat(changed, ys[:-1], axis=0, dtype=np.int64)
+    counts = np.add.reduceat(rows, xs[:-1], axis=1).astype(np.float32)
+    sizes = np.outer(np.diff(ys), np.diff(xs)).astype(np.float32)
+    return float(np.mean(counts / sizes >= np.float32(0.1)))
 
 
-def _tile_means(values: np.ndarray) -> np.ndarray:
-    """Mean of each grid tile (fewer tiles for images smaller than the grid)."""
-    h, w = values.shape[:2]
+def _grid(shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Row and column edges of the grid tiles (fewer tiles for images smaller than the grid)."""
+    h, w = shape[:2]
     ys = np.linspace(0, h, min(TILES, h) + 1).astype(int)
     xs = np.linspace(0, w, min(TILES, w) + 1).astype(int)
-    return np.array(
-        [
-            values[y0:y1, x0:x1].mean()
-            for y0, y1 in zip(ys[:-1], ys[1:], strict=True)
-            for x0, x1 in zip(xs[:-1], xs[1:], strict=True)
-        ]
-    )
+    return ys, xs
+
+
+def _tile_means(
+    values: np.ndarray, only: np.ndarray | None = None, elsewhere: np.ndarray | float = 0.0
+) -> np.ndarray:
+    """Mean of each grid tile; with `only`, of the tiles it marks, the rest taking `elsewhere`."""
+    ys, xs = _grid(values.shape)
+    tiles = [
+        (slice(y0, y1), slice(x0, x1))
+        for y0, y1 in zip(ys[:-1], ys[1:], strict=True)
+        for x0, x1 in zip(xs[:-1], xs[1:], strict=True)
+    ]
+    if only is None:
+        return np.array([values[t].mean() for t in tiles])
+    out = np.broadcast_to(np.asarray(elsewhere, values.dtype), (len(tiles),)).copy()
+    for i in np.flatnonzero(only):
+        out[i] = values[tiles[i]].mean()
+    return out
 
 
 def fit_tone(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -103,13 +121,29 @@ def _fine(lab: np.ndarray) -> np.ndarray:
 _FINE_REACH = 4
 
 
-def _fine_like(lab: np.ndarray, other: np.ndarray, other_fine: np.ndarray) -> np.ndarray:
-    """`_fine(lab)`, reusing `other_fine` (`_fine(other)`) where the lightness planes agree:
-    only the box where they differ (grown by the blur's reach, and computed with as much again
-    around it) is filtered, which is exactly the whole-frame result (a local edit leaves the
-    rest alone)."""
-    light, light_other = lab[..., 0], other[..., 0]
-    box = nonzero_box(light != light_other, _FINE_REACH)
+def _fine_box(lab: np.ndarray, other: np.ndarray) -> tuple[slice, slice] | None:
+    """The box outside which `_fine(lab)` is `_fine(other)`: where the lightness planes differ,
+    grown by the blur's reach (None when they are the same)."""
+    return nonzero_box(lab[..., 0] != other[..., 0], _FINE_REACH)
+
+
+def _touched(shape: tuple[int, ...], box: tuple[slice, slice] | None) -> np.ndarray:
+    """Which grid tiles (in `_tile_means` order) overlap the box."""
+    ys, xs = _grid(shape)
+    if box is None:
+        return np.zeros((len(ys) - 1) * (len(xs) - 1), bool)
+    rows = (ys[:-1] < box[0].stop) & (ys[1:] > box[0].start)
+    cols = (xs[:-1] < box[1].stop) & (xs[1:] > box[1].start)
+    return np.outer(rows, cols).ravel()
+
+
+def _fine_like(
+    lab: np.ndarray, other_fine: np.ndarray, box: tuple[slice, slice] | None
+) -> np.ndarray:
+    """`_fine(lab)`, reusing `other_fine` (`_fine(other)`) outside `box` (`_fine_box(lab,
+    other)`): only the box (computed with as much again around it as the blur reaches) is
+    filtered, which is exactly the whole-frame result (a local edit leaves the rest alone)."""
+    light = lab[..., 0]
     if box is None:
         return other_fine.copy()
     h, w = light.shape
@@ -132,10 +166,16 @@ def texture(lab_a: np.ndarray, lab_b: np.ndarray, share: float) -> GlobalChange 
     if min(lab_a.shape[:2]) < 4 * TILES:
         return None  # tiles of a pixel or two say nothing about grain
     fine_a = _fine(lab_a)
-    fine_b = _fine_like(lab_b, lab_a, fine_a)
+    box = _fine_box(lab_b, lab_a)
+    fine_b = _fine_like(lab_b, fine_a, box)
     fine_d = fine_b - fine_a
-    ea, eb, ed = (_tile_means(f * f) for f in (fine_a, fine_b, fine_d))
-    mirror = _tile_means(fine_d * fine_a) / np.sqrt(ed * ea + 1e-9)
+    ea = _tile_means(fine_a * fine_a)
+    # Tiles clear of the box have B's fine detail equal to A's, to the bit: there B's energy is
+    # A's and nothing is new, so only the tiles the box touches are measured again.
+    touched = _touched(fine_a.shape, box)
+    eb = _tile_means(fine_b * fine_b, touched, ea)
+    ed = _tile_means(fine_d * fine_d, touched)
+    mirror = _tile_means(fine_d * fine_a, touched) / np.sqrt(ed * ea + 1e-9)
     noisy = float(np.mean((ed >= _NOISE_ENERGY) & (mirror > -0.5)))
     if noisy >= share:
         return GlobalChange("noise", "noisier", noisy)

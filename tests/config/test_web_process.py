@@ -24,7 +24,8 @@ def executed(name):
     module = sys.modules.get(name)
     return module is not None and not isinstance(module, importlib.util._LazyModule)
 names = ["pyarrow", "pycocotools", "scipy.optimize", "scipy.ndimage", "scipy.sparse",
-         "skimage.filters", "skimage.segmentation", "skimage.transform", "numpy", "PIL.Image"]
+         "skimage.filters", "skimage.segmentation", "skimage.transform", "imagecodecs", "numpy",
+         "PIL.Image"]
 print(json.dumps({name: executed(name) for name in names}))
 """
 

@@ -23,7 +23,7 @@ from pairdiff.pixeldiff.maps import (
     to_lab,
 )
 from pairdiff.pixeldiff.morphology import dilate, erode
-from pairdiff.pixeldiff.whole import _fine, _fine_like
+from pairdiff.pixeldiff.whole import _fine, _fine_box, _fine_like, _tile_means, _touched, spread
 
 
 def _disk(radius: int) -> np.ndarray:
@@ -112,5 +112,44 @@ def test_the_mask_and_the_fine_detail_are_worked_out_around_the_edit_exactly():
     everywhere = _cleaned(score, levels, frame_radius, max(4, round(s.min_area * 512 * 512)))
     assert everywhere.any()
     assert np.array_equal(changed_mask(score, levels, s), everywhere)
-    assert np.array_equal(_fine_like(lab_b, lab_a, _fine(lab_a)), _fine(lab_b))
-    assert np.array_equal(_fine_like(lab_a, lab_a, _fine(lab_a)), _fine(lab_a))
+    box = _fine_box(lab_b, lab_a)
+    assert np.array_equal(_fine_like(lab_b, _fine(lab_a), box), _fine(lab_b))
+    assert _fine_box(lab_a, lab_a) is None
+    assert np.array_equal(_fine_like(lab_a, _fine(lab_a), None), _fine(lab_a))
+
+
+def test_spread_counts_the_tiles_a_tile_by_tile_mean_counts():
+    def by_tile_means(changed: np.ndarray) -> float:
+        h, w = changed.shape
+        ys = np.linspace(0, h, min(8, h) + 1).astype(int)
+        xs = np.linspace(0, w, min(8, w) + 1).astype(int)
+        means = [
+            changed[y0:y1, x0:x1].astype(np.float32).mean()
+            for y0, y1 in zip(ys[:-1], ys[1:], strict=True)
+            for x0, x1 in zip(xs[:-1], xs[1:], strict=True)
+        ]
+        return float(np.mean(np.array(means) >= 0.1))
+
+    rng = np.random.default_rng(0)
+    for shape in [(512, 512), (300, 451), (37, 5), (3, 200), (1, 1)]:
+        for density in (0.0, 0.05, 0.1, 0.12, 0.5):
+            changed = rng.random(shape) < density
+            assert spread(changed) == by_tile_means(changed)
+        every_tenth = np.zeros(shape, bool)
+        every_tenth.ravel()[::10] = True  # shares right at the tenth
+        assert spread(every_tenth) == by_tile_means(every_tenth)
+
+
+def test_texture_measures_again_only_the_tiles_a_local_edit_touches():
+    a = _photo()
+    b = a.copy()
+    grain = np.random.default_rng(0).integers(-20, 21, (40, 80, 3))
+    b[300:340, 100:180] = np.clip(b[300:340, 100:180] + grain, 0, 255).astype(np.uint8)
+    lab_a, lab_b = to_lab(a), to_lab(b)
+    fine_a, fine_b = _fine(lab_a), _fine(lab_b)
+    touched = _touched(fine_a.shape, _fine_box(lab_b, lab_a))
+    assert 0 < touched.sum() < touched.size // 4
+    d = fine_b - fine_a
+    ea = _tile_means(fine_a * fine_a)
+    for values, elsewhere in [(fine_b * fine_b, ea), (d * d, 0.0), (d * fine_a, 0.0)]:
+        assert np.array_equal(_tile_means(values, touched, elsewhere), _tile_means(values))
