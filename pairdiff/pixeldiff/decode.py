@@ -10,8 +10,8 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image, ImageOps
 
+from pairdiff import png_fast
 from pairdiff.geometry import Box
-from pairdiff.pixeldiff.png import decode_plain, plain_mode
 
 Xyxy = tuple[int, int, int, int]
 
@@ -43,9 +43,8 @@ def decode_image(data: object, max_pixels: int, side: str) -> Image.Image:
                 img.close()
                 raise DecodeError(reason)
             # Pillow has read the header (and refused bombs); a plain PNG, which has no EXIF
-            # orientation, is decoded twice as fast by libpng, to the same pixels.
-            mode = plain_mode(raw) if img.format == "PNG" else None
-            fast = decode_plain(raw, mode, img.size) if mode and mode == img.mode else None
+            # orientation, is decoded faster by libspng, to the same pixels.
+            fast = _plain_png(raw, img) if img.format == "PNG" else None
             if fast is not None:
                 img.close()
                 return _rgb(fast)
@@ -58,6 +57,22 @@ def decode_image(data: object, max_pixels: int, side: str) -> Image.Image:
     except Exception as exc:  # Pillow raises many types on hostile bytes
         reason = str(exc) or type(exc).__name__
         raise DecodeError(f"image {side}: cannot decode ({reason})") from exc
+
+
+def _plain_png(data: bytes, img: Image.Image) -> Image.Image | None:
+    """libspng's pixels of a plain PNG, or None when it does not qualify, libspng refuses it,
+    or libspng gives something other than Pillow's size and mode (then Pillow decides)."""
+    if png_fast.plain_mode(data) != img.mode:
+        return None
+    try:
+        pixels = png_fast.decode(data)
+    except Exception:  # hostile bytes: Pillow's own decoder gives the error
+        return None
+    bands = len(img.mode)
+    shape = (img.height, img.width) if bands == 1 else (img.height, img.width, bands)
+    if pixels.dtype != np.uint8 or pixels.shape != shape:
+        return None
+    return Image.fromarray(pixels, img.mode)
 
 
 def _rgb(img: Image.Image) -> Image.Image:
