@@ -83,7 +83,9 @@ def word_set(text: str) -> frozenset[str]:
 
 
 def set_jaccard(x: frozenset[str], y: frozenset[str]) -> float:
-    return len(x & y) / len(x | y) if x | y else 1.0
+    shared = len(x & y)
+    union = len(x) + len(y) - shared
+    return shared / union if union else 1.0
 
 
 def similarity_scores(options: Sequence[str]) -> list[float]:
