@@ -11,7 +11,6 @@ import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
-from pathlib import Path
 
 from django.conf import settings
 from django.core.files.base import ContentFile
@@ -39,7 +38,8 @@ log = logging.getLogger(__name__)
 
 EXTENSIONS = {"JPEG": "jpg", "PNG": "png", "WEBP": "webp", "TIFF": "tif", "BMP": "bmp"}
 RECORDS_BATCH = 1000
-COPIERS = 4  # threads checking and copying originals (I/O and hashing release the GIL)
+COPIERS = 2  # threads checking and copying originals (I/O and hashing release the GIL)
+COPY_BATCH = 100  # originals per copying task
 WRITERS = 2  # threads writing and hashing the built files while the next is made
 
 
@@ -241,10 +241,20 @@ def _build(release: Release, storage: Storage, job) -> tuple[ReleaseFiles, dict]
     pairs = [release_pair(s) for s in standing]
     verified, edited = _lead_negatives(standing)
     options = ReleaseOptions.from_json(release.options)
-    built = release_files(pairs, plan, meta, negatives=edited, verified=verified, options=options)
-    clock.done("data files, questions and baselines")
-    _refuse_telling_questions(built, options)
-    files = _copy_images(standing, release.prefix, storage, job)
+    # The originals are checked and copied in threads (reading, hashing and linking release
+    # the GIL) while this thread makes the data files; a failure of either stops both before
+    # the caller clears the folder, and a refusal of the questions comes first, as it would
+    # if the copies came after.
+    copies = _ImageCopies(standing, release.prefix, storage)
+    try:
+        built = release_files(
+            pairs, plan, meta, negatives=edited, verified=verified, options=options
+        )
+        clock.done("data files, questions and baselines (images checked meanwhile)")
+        _refuse_telling_questions(built, options)
+        files = copies.result(job)
+    finally:
+        copies.stop()
     clock.done("images checked and copied")
     with ThreadPoolExecutor(max_workers=WRITERS) as pool:
         # Files are written and hashed in threads (both release the GIL) while the next one
@@ -339,34 +349,70 @@ def image_path(pair: Pair, side: str) -> str:
     return f"images/{pair.pk}_{side}.{EXTENSIONS.get(fmt, fmt.lower() or 'bin')}"
 
 
-def _copy_images(
-    standing: list[Standing], prefix: str, storage: Storage, job
-) -> dict[str, tuple[int, str]]:
-    """Every original into ``images/``, each checked against its import sha256: in threads
-    when originals and release are on local disk (hashing and copying release the GIL), one
-    at a time otherwise (a remote store's failure then stops the copy where it happened)."""
-    files: dict[str, tuple[int, str]] = {}
-    checked: dict[str, str] = {}  # digest of each local original: a shared file is hashed once
-    jobs = [(s.pair, side) for s in standing for side in ("a", "b")]
-    local = _local_path(storage, prefix) is not None
+class _ImageCopies:
+    """Every original into ``images/``, each checked against its import sha256, started at
+    once and collected by ``result``: in threads when originals and release are on local disk
+    (hashing and linking release the GIL), one at a time otherwise (a remote store's failure
+    then stops the copy where it happened). Copies run in batches, so a release of 10,000
+    pairs makes a couple of hundred tasks, not 20,000. A failed batch stops the batches after
+    it (those before it go on: the failure raised is the first in the pairs' order, as one at
+    a time). The threads touch no database: ``result`` reports progress, in the caller's."""
 
-    def copy(item: tuple[Pair, str]) -> tuple[str, tuple[int, str]]:
-        pair, side = item
-        return _copy_image(pair, side, prefix, storage, checked=checked)
+    def __init__(self, standing: list[Standing], prefix: str, storage: Storage) -> None:
+        self.prefix, self.storage = prefix, storage
+        self.checked: dict[str, str] = {}  # digest of each local original: a shared file once
+        self.made: set[str] = set()  # local folders made already
+        items = [(s.pair, side) for s in standing for side in ("a", "b")]
+        self.stop_at = len(items)  # the batches from this index on start no copy
+        local = _local_path(storage, prefix) is not None
+        self.pool = ThreadPoolExecutor(max_workers=COPIERS if local else 1)
+        self.batches = [
+            self.pool.submit(self._copy, index, items[start : start + COPY_BATCH])
+            for index, start in enumerate(range(0, len(items), COPY_BATCH))
+        ]
 
-    pool = ThreadPoolExecutor(max_workers=COPIERS if local else 1)
-    try:
-        for done, (name, size_digest) in enumerate(pool.map(copy, jobs), start=1):
-            files[name] = size_digest
-            if job and done % 50 == 0:
-                job_progress(job, done=done // 2)
-    finally:  # on a failure, copies not started are dropped before the folder is cleared
-        pool.shutdown(wait=True, cancel_futures=True)
-    return files
+    def _copy(self, index: int, batch: list[tuple[Pair, str]]) -> list[tuple[str, tuple[int, str]]]:
+        done = []
+        for pair, side in batch:
+            if index >= self.stop_at:
+                break
+            try:
+                done.append(
+                    _copy_image(
+                        pair, side, self.prefix, self.storage, checked=self.checked, made=self.made
+                    )
+                )
+            except BaseException:
+                self.stop_at = min(self.stop_at, index + 1)
+                raise
+        return done
+
+    def result(self, job) -> dict[str, tuple[int, str]]:
+        """Size and sha256 of every copy by name, in the pairs' order; raises the first
+        failure in that order."""
+        files: dict[str, tuple[int, str]] = {}
+        for batch in self.batches:
+            for name, size_digest in batch.result():
+                files[name] = size_digest
+                if job and len(files) % 50 == 0:
+                    job_progress(job, done=len(files) // 2)
+        return files
+
+    def stop(self) -> None:
+        """No copy starts any more; returns when the running ones have finished, so the
+        folder can be cleared behind them."""
+        self.stop_at = -1
+        self.pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _copy_image(
-    pair: Pair, side: str, prefix: str, storage: Storage, *, checked: dict | None = None
+    pair: Pair,
+    side: str,
+    prefix: str,
+    storage: Storage,
+    *,
+    checked: dict | None = None,
+    made: set | None = None,
 ) -> tuple[str, tuple]:
     """Copy the original byte for byte, checked against the sha256 taken at import. On local
     disk the release's file is a hard link to the checked original (a copy across devices):
@@ -386,7 +432,11 @@ def _copy_image(
     digest = cache.get(source) or _file_sha256(source)
     _check(pair, side, digest, expected)
     cache[source] = digest
-    Path(target).parent.mkdir(parents=True, exist_ok=True)
+    folder = os.path.dirname(target)
+    if made is None or folder not in made:
+        os.makedirs(folder, exist_ok=True)
+        if made is not None:
+            made.add(folder)
     try:
         os.link(source, target)
     except FileExistsError:  # the folder was cleared; a leftover would break the manifest
