@@ -276,6 +276,7 @@ def _build(release: Release, storage: Storage, job) -> tuple[ReleaseFiles, dict]
             meta=meta.as_json(),
             checksums={name: digest for name, (_, digest) in files.items()},
             read_image=lambda path: _read(storage, f"{release.prefix}/{path}"),
+            rows=built.rows or None,
         )
         for name, data in extras:  # one at a time: an images shard holds its images
             store(name, data)

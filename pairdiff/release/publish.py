@@ -19,10 +19,16 @@ from pairdiff.release.hf import (
 
 
 def card_header(
-    files: Mapping[str, bytes], records: Sequence[Mapping], *, licence: str, pretty_name: str
+    files: Mapping[str, bytes],
+    records: Sequence[Mapping],
+    *,
+    licence: str,
+    pretty_name: str,
+    rows: Mapping[str, list[dict]] | None = None,
 ) -> str:
-    """The dataset card's YAML header: the Hugging Face configs of the shards to be written."""
-    splits = config_splits(config_rows(files, records))
+    """The dataset card's YAML header: the Hugging Face configs of the shards to be written;
+    ``rows``, when given, is ``config_rows`` of the files and records."""
+    splits = config_splits(config_rows(files, records) if rows is None else rows)
     return hf_yaml(splits, licence=licence, pretty_name=pretty_name)
 
 
@@ -33,13 +39,19 @@ def research_files(
     meta: Mapping,
     checksums: Mapping[str, str],
     read_image: Callable[[str], bytes],
+    rows: Mapping[str, list[dict]] | None = None,
 ) -> Iterator[tuple[str, bytes]]:
     """``(name, bytes)`` of every file, one at a time; ``files`` are the release's data files,
     ``checksums`` the sha256 of every file written so far, images included (croissant.json,
-    the images config's key), ``read_image(path)`` an image's bytes."""
-    rows = config_rows(files, records)
+    the images config's key), ``read_image(path)`` an image's bytes; ``rows``, when given,
+    is ``config_rows`` of the files and records."""
+    rows = config_rows(files, records) if rows is None else rows
     splits = config_splits(rows)
-    yield from parquet_shards(rows, read_image=read_image, checksums=checksums)
+    columns = {
+        config: IMAGE_TABLE_COLUMNS if config == IMAGES else column_types(rows[config])
+        for config in splits
+    }
+    yield from parquet_shards(rows, read_image=read_image, checksums=checksums, columns_of=columns)
     yield from lmms_eval_files(project_slug=meta["project_slug"], splits=splits).items()
     yield from vlmevalkit_tsvs(
         rows["questions"],
@@ -47,10 +59,6 @@ def research_files(
         read_image=read_image,
         checksums=checksums,
     )
-    columns = {
-        config: IMAGE_TABLE_COLUMNS if config == IMAGES else column_types(rows[config])
-        for config in splits
-    }
     yield (
         "croissant.json",
         croissant_bytes(croissant(meta=meta, columns=columns, checksums=checksums)),
