@@ -161,10 +161,11 @@ def text_baselines(questions: Sequence[Mapping], *, no_difference: str) -> dict[
     ``instruction``."""
     results: dict[str, dict] = {}
     telling: dict[str, list[str]] = {}
+    chosen = {id(q): choices(q, no_difference) for q in questions}  # once, not per baseline
     for name, scorer in HEURISTICS.items():
         credits = []
         for q in questions:
-            options, truth = choices(q, no_difference)
+            options, truth = chosen[id(q)]
             c = credit(scorer(options, q), truth)
             credits.append(c)
             if c >= 0.5:
@@ -177,13 +178,13 @@ def text_baselines(questions: Sequence[Mapping], *, no_difference: str) -> dict[
             [
                 (o, i == t)
                 for q in train
-                for (opts, t) in [choices(q, no_difference)]
+                for (opts, t) in [chosen[id(q)]]
                 for i, o in enumerate(opts)
             ]
         )
         credits = []
         for q in held:
-            options, truth = choices(q, no_difference)
+            options, truth = chosen[id(q)]
             c = credit([model.score(o) for o in options], truth)
             credits.append(c)
             if c >= 0.5:

@@ -14,6 +14,7 @@ from pairdiff.release.questions import (
     answer_positions,
     hard_negatives,
     image_negatives,
+    question_check,
     question_item,
 )
 from pairdiff.release.slots import Prior, Slot, find_slots, slots_prior
@@ -125,12 +126,7 @@ def question_set(
                     negatives, source = question_negatives(
                         record, entity_pool=entity_pool, prior=prior, slots_of=slots_of
                     )
-                question_item(
-                    description=record["description"],
-                    negatives=negatives,
-                    answer_position=0,
-                    seed="check",
-                )
+                question_check(description=record["description"], negatives=negatives)
             except ValueError as exc:
                 problem = f"no question could be made: {exc}"
         if problem:

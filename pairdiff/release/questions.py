@@ -249,10 +249,8 @@ def question_item(
         raise ValueError(f"question_item needs exactly 2 negatives, got {len(negatives)}")
     if not 0 <= answer_position < len(LETTERS):
         raise ValueError(f"answer_position must be in 0..{len(LETTERS) - 1}")
+    question_check(description=description, negatives=negatives)
     others = [*negatives, NO_DIFFERENCE]
-    texts = [description, *others]
-    if any(not t.strip() for t in texts) or len({_norm(t) for t in texts}) != len(texts):
-        raise ValueError("options must be non-blank and distinct")
     random.Random(f"{seed}:options:{description}").shuffle(others)
     others.insert(answer_position, description)
     return {
@@ -263,6 +261,16 @@ def question_item(
 
 
 _FINAL_PUNCTUATION = re.compile(r"[\s.!?;:,]+$")
+
+
+def question_check(*, description: str, negatives: Sequence[str]) -> None:
+    """ValueError, as ``question_item`` raises it, unless the description and ``negatives``
+    make a question: exactly two negatives, four options non-blank and distinct."""
+    if len(negatives) != 2:
+        raise ValueError(f"question_item needs exactly 2 negatives, got {len(negatives)}")
+    texts = [description, *negatives, NO_DIFFERENCE]
+    if any(not t.strip() for t in texts) or len({_norm(t) for t in texts}) != len(texts):
+        raise ValueError("options must be non-blank and distinct")
 
 
 def _norm(text: str) -> str:
