@@ -7,8 +7,10 @@ import json
 import logging
 import os
 import shutil
+import threading
 import time
 from collections import deque
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
@@ -27,7 +29,7 @@ from jobs.sweeps import jobs_stale
 from pairdiff.geometry import Frame
 from pairdiff.release.build import ReleaseFiles, ReleaseMeta, manifest, release_files, sha256
 from pairdiff.release.options import ReleaseOptions
-from pairdiff.release.publish import research_files
+from pairdiff.release.publish import research_parts
 from pairdiff.release.records import ReleasePair
 from pairdiff.release.splits import SplitPlan
 from projects.models import Project
@@ -270,7 +272,7 @@ def _build(release: Release, storage: Storage, job) -> tuple[ReleaseFiles, dict]
         for name, data in built.files.items():
             store(name, data)
         clock.done("data files written")
-        extras = research_files(
+        tables, with_images = research_parts(
             built.files,
             built.records,
             meta=meta.as_json(),
@@ -278,8 +280,19 @@ def _build(release: Release, storage: Storage, job) -> tuple[ReleaseFiles, dict]
             read_image=lambda path: _read(storage, f"{release.prefix}/{path}"),
             rows=built.rows or None,
         )
-        for name, data in extras:  # one at a time: an images shard holds its images
-            store(name, data)
+        # The files holding images (reading, copying, hashing bytes: the GIL is free most of
+        # the time) are made and written in a thread of their own, one at a time (an images
+        # shard holds its images), while this one makes the tables.
+        stopped = threading.Event()
+        with ThreadPoolExecutor(max_workers=1) as side:
+            imaged = side.submit(_store_all, storage, release.prefix, with_images, stopped)
+            try:
+                for name, data in tables:
+                    store(name, data)
+            except BaseException:  # the other thread stops, and is waited for, first
+                stopped.set()
+                raise
+            files.update(imaged.result())
         while pending:
             done_name, future = pending.popleft()
             files[done_name] = future.result()
@@ -515,6 +528,19 @@ def _refuse_telling_questions(built: ReleaseFiles, options: ReleaseOptions) -> N
 def _read(storage: Storage, name: str) -> bytes:
     with storage.open(name, "rb") as handle:
         return handle.read()
+
+
+def _store_all(
+    storage: Storage, prefix: str, made: Iterator[tuple[str, bytes]], stopped: threading.Event
+) -> dict[str, tuple[int, str]]:
+    """Write each file ``made`` gives under ``prefix``, until ``stopped``: size and sha256
+    by name."""
+    written = {}
+    for name, data in made:
+        if stopped.is_set():
+            break
+        written[name] = _store(storage, f"{prefix}/{name}", data)
+    return written
 
 
 def _store(storage: Storage, name: str, data: bytes) -> tuple[int, str]:

@@ -67,11 +67,13 @@ def parquet_shards(
     read_image: Callable[[str], bytes],
     checksums: Mapping[str, str],
     columns_of: Mapping[str, Mapping[str, str]] | None = None,
+    images: bool = True,
 ) -> Iterator[tuple[str, bytes]]:
     """``(name, bytes)`` of every shard, one at a time (an images shard's images are read when
     it is written, so memory holds one shard). ``read_image(path)`` gives an image's original
     bytes, ``checksums[path]`` its sha256; ``columns_of[config]``, when given, is
-    ``column_types`` of the config's rows."""
+    ``column_types`` of the config's rows; ``images=False`` leaves out the images config
+    (``image_shards``)."""
     for config, splits in config_splits(rows).items():
         if config == IMAGES:
             continue
@@ -83,6 +85,17 @@ def parquet_shards(
             for index, name in enumerate(names):
                 chunk = selected[index * SHARD_ROWS : (index + 1) * SHARD_ROWS]
                 yield name, _parquet(_with_keys(chunk, checksums), columns)
+    if images:
+        yield from image_shards(rows, read_image=read_image, checksums=checksums)
+
+
+def image_shards(
+    rows: Mapping[str, Sequence[Mapping]],
+    *,
+    read_image: Callable[[str], bytes],
+    checksums: Mapping[str, str],
+) -> Iterator[tuple[str, bytes]]:
+    """The shards of the images config, one at a time (see ``parquet_shards``)."""
     images = image_rows(rows.get("benchmark", []), checksums)
     names = shard_names(IMAGES, "train", len(images)) if images else []
     for index, name in enumerate(names):

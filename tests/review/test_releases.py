@@ -223,6 +223,31 @@ def test_a_build_failing_while_the_images_are_copied_leaves_no_file_behind(
     assert _stored(release.prefix) == []
 
 
+@pytest.mark.parametrize("failing", ["tables", "images"])
+def test_a_build_failing_while_its_research_files_are_written_leaves_no_file_behind(
+    failing, project, accepted, lead, monkeypatch, django_capture_on_commit_callbacks
+):
+    """The tables and the files holding images are made in two threads: a failure in either
+    stops and waits for the other before the folder is cleared."""
+    parts = releases_module.research_parts
+
+    def failing_parts(*args, **kwargs):
+        tables, images = parts(*args, **kwargs)
+
+        def fail(made):
+            yield next(made)
+            time.sleep(0.05)  # the other thread writes meanwhile
+            raise OSError("the disk went away")
+
+        return (fail(tables), images) if failing == "tables" else (tables, fail(images))
+
+    monkeypatch.setattr(releases_module, "research_parts", failing_parts)
+    release = _build(project, lead=lead, capture=django_capture_on_commit_callbacks)
+
+    assert release.status == ReleaseStatus.FAILED and "disk went away" in release.message
+    assert _stored(release.prefix) == []
+
+
 def test_a_rebuild_after_a_killed_worker_clears_leftover_files(
     project, accepted, lead, django_capture_on_commit_callbacks
 ):
