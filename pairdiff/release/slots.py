@@ -299,10 +299,15 @@ def _largest_first(keys: np.ndarray, at: np.ndarray, values: list[str]) -> Itera
             yield values[at[i]]
 
 
+# Below this many draws Python's own generator is faster (about 40 ns a draw) than copying its
+# state into numpy's and back (about 1.5 ms: a new RandomState seeds itself from the OS).
+DRAWS_IN_PYTHON = 20_000
+
+
 def _draws(rng: random.Random, n: int) -> np.ndarray:
     """``n`` calls of ``rng.random()`` at once: numpy's MT19937 from the same state gives the
     same doubles, and ``rng`` is moved on past them."""
-    if n < 256:  # copying the generator's state costs more than a few draws
+    if n < DRAWS_IN_PYTHON:  # copying the generator's state costs more than these draws
         return np.array([rng.random() for _ in range(n)], dtype=np.float64)
     version, state, gauss = rng.getstate()
     twister = np.random.RandomState()
