@@ -16,7 +16,8 @@ _TOKEN = re.compile(r"<loc_([^<>\s]*)>\s*")
 
 def anchor_index(c: float) -> int:
     """Anchor cell ``min(floor(c / 100), 9)`` of a coordinate ``c`` in ``[0, 1000]``."""
-    if isinstance(c, bool) or not isinstance(c, Real) or not 0 <= c <= 1000:
+    plain = type(c) is int or type(c) is float  # the common case, without the ABC checks
+    if not plain and (isinstance(c, bool) or not isinstance(c, Real)) or not 0 <= c <= 1000:
         raise ValueError(f"coordinate {c!r} must be a number between 0 and 1000")
     # Floor division is exact where c / 100 could round up across a cell edge.
     return min(int(c // 100), 9)

@@ -31,11 +31,19 @@ def real_numbers(values: object, count: int, label: str) -> list[float]:
 
     Rejects bool (a JSON ``true`` is never a coordinate), strings, NaN and infinities.
     """
-    if isinstance(values, str | bytes | Mapping | Set) or not isinstance(values, Iterable):
+    if type(values) is list or type(values) is tuple:  # the common case, without the ABCs
+        items = list(values)
+    elif isinstance(values, str | bytes | Mapping | Set) or not isinstance(values, Iterable):
         raise BoxError(f"{label} {values!r}: expected a list of {count} numbers")
-    items = list(values)
+    else:
+        items = list(values)
     if len(items) != count:
         raise BoxError(f"{label} {show_values(items)}: expected {count} numbers, got {len(items)}")
+    for item in items:  # the common case first: plain ints and finite floats
+        if type(item) is not int and (type(item) is not float or not math.isfinite(item)):
+            break
+    else:
+        return [float(item) for item in items]
     for item in items:
         if isinstance(item, bool) or not isinstance(item, Real):
             raise BoxError(f"{label} {show_values(items)}: {item!r} is not a number")
@@ -52,6 +60,8 @@ class Frame:
     height: int
 
     def __post_init__(self) -> None:
+        if type(self.width) is int and type(self.height) is int and self.width > 0 < self.height:
+            return
         for name in ("width", "height"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, Integral) or value <= 0:
@@ -82,9 +92,9 @@ class Box:
     y2: float
 
     def __post_init__(self) -> None:
-        raw = [getattr(self, f.name) for f in fields(self)]
-        for f, value in zip(fields(self), real_numbers(raw, 4, "box"), strict=True):
-            object.__setattr__(self, f.name, value)
+        raw = [self.x1, self.y1, self.x2, self.y2]
+        for name, value in zip(_BOX_FIELDS, real_numbers(raw, 4, "box"), strict=True):
+            object.__setattr__(self, name, value)
         if not self.x1 < self.x2:
             raise BoxError(f"box {show_values(raw)}: x1 must be less than x2")
         if not self.y1 < self.y2:
@@ -130,6 +140,9 @@ class Box:
 
     def __str__(self) -> str:
         return show_values((self.x1, self.y1, self.x2, self.y2))
+
+
+_BOX_FIELDS = tuple(f.name for f in fields(Box))
 
 
 def intersection_area(a: Box, b: Box) -> float:

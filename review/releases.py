@@ -7,11 +7,12 @@ import json
 import logging
 import os
 import shutil
+import threading
 import time
 from collections import deque
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
-from pathlib import Path
 
 from django.conf import settings
 from django.core.files.base import ContentFile
@@ -28,7 +29,7 @@ from jobs.sweeps import jobs_stale
 from pairdiff.geometry import Frame
 from pairdiff.release.build import ReleaseFiles, ReleaseMeta, manifest, release_files, sha256
 from pairdiff.release.options import ReleaseOptions
-from pairdiff.release.publish import research_files
+from pairdiff.release.publish import research_parts
 from pairdiff.release.records import ReleasePair
 from pairdiff.release.splits import SplitPlan
 from projects.models import Project
@@ -39,7 +40,8 @@ log = logging.getLogger(__name__)
 
 EXTENSIONS = {"JPEG": "jpg", "PNG": "png", "WEBP": "webp", "TIFF": "tif", "BMP": "bmp"}
 RECORDS_BATCH = 1000
-COPIERS = 4  # threads checking and copying originals (I/O and hashing release the GIL)
+COPIERS = 2  # threads checking and copying originals (I/O and hashing release the GIL)
+COPY_BATCH = 100  # originals per copying task
 WRITERS = 2  # threads writing and hashing the built files while the next is made
 
 
@@ -241,10 +243,20 @@ def _build(release: Release, storage: Storage, job) -> tuple[ReleaseFiles, dict]
     pairs = [release_pair(s) for s in standing]
     verified, edited = _lead_negatives(standing)
     options = ReleaseOptions.from_json(release.options)
-    built = release_files(pairs, plan, meta, negatives=edited, verified=verified, options=options)
-    clock.done("data files, questions and baselines")
-    _refuse_telling_questions(built, options)
-    files = _copy_images(standing, release.prefix, storage, job)
+    # The originals are checked and copied in threads (reading, hashing and linking release
+    # the GIL) while this thread makes the data files; a failure of either stops both before
+    # the caller clears the folder, and a refusal of the questions comes first, as it would
+    # if the copies came after.
+    copies = _ImageCopies(standing, release.prefix, storage)
+    try:
+        built = release_files(
+            pairs, plan, meta, negatives=edited, verified=verified, options=options
+        )
+        clock.done("data files, questions and baselines (images checked meanwhile)")
+        _refuse_telling_questions(built, options)
+        files = copies.result(job)
+    finally:
+        copies.stop()
     clock.done("images checked and copied")
     with ThreadPoolExecutor(max_workers=WRITERS) as pool:
         # Files are written and hashed in threads (both release the GIL) while the next one
@@ -260,15 +272,27 @@ def _build(release: Release, storage: Storage, job) -> tuple[ReleaseFiles, dict]
         for name, data in built.files.items():
             store(name, data)
         clock.done("data files written")
-        extras = research_files(
+        tables, with_images = research_parts(
             built.files,
             built.records,
             meta=meta.as_json(),
             checksums={name: digest for name, (_, digest) in files.items()},
             read_image=lambda path: _read(storage, f"{release.prefix}/{path}"),
+            rows=built.rows or None,
         )
-        for name, data in extras:  # one at a time: an images shard holds its images
-            store(name, data)
+        # The files holding images (reading, copying, hashing bytes: the GIL is free most of
+        # the time) are made and written in a thread of their own, one at a time (an images
+        # shard holds its images), while this one makes the tables.
+        stopped = threading.Event()
+        with ThreadPoolExecutor(max_workers=1) as side:
+            imaged = side.submit(_store_all, storage, release.prefix, with_images, stopped)
+            try:
+                for name, data in tables:
+                    store(name, data)
+            except BaseException:  # the other thread stops, and is waited for, first
+                stopped.set()
+                raise
+            files.update(imaged.result())
         while pending:
             done_name, future = pending.popleft()
             files[done_name] = future.result()
@@ -339,34 +363,70 @@ def image_path(pair: Pair, side: str) -> str:
     return f"images/{pair.pk}_{side}.{EXTENSIONS.get(fmt, fmt.lower() or 'bin')}"
 
 
-def _copy_images(
-    standing: list[Standing], prefix: str, storage: Storage, job
-) -> dict[str, tuple[int, str]]:
-    """Every original into ``images/``, each checked against its import sha256: in threads
-    when originals and release are on local disk (hashing and copying release the GIL), one
-    at a time otherwise (a remote store's failure then stops the copy where it happened)."""
-    files: dict[str, tuple[int, str]] = {}
-    checked: dict[str, str] = {}  # digest of each local original: a shared file is hashed once
-    jobs = [(s.pair, side) for s in standing for side in ("a", "b")]
-    local = _local_path(storage, prefix) is not None
+class _ImageCopies:
+    """Every original into ``images/``, each checked against its import sha256, started at
+    once and collected by ``result``: in threads when originals and release are on local disk
+    (hashing and linking release the GIL), one at a time otherwise (a remote store's failure
+    then stops the copy where it happened). Copies run in batches, so a release of 10,000
+    pairs makes a couple of hundred tasks, not 20,000. A failed batch stops the batches after
+    it (those before it go on: the failure raised is the first in the pairs' order, as one at
+    a time). The threads touch no database: ``result`` reports progress, in the caller's."""
 
-    def copy(item: tuple[Pair, str]) -> tuple[str, tuple[int, str]]:
-        pair, side = item
-        return _copy_image(pair, side, prefix, storage, checked=checked)
+    def __init__(self, standing: list[Standing], prefix: str, storage: Storage) -> None:
+        self.prefix, self.storage = prefix, storage
+        self.checked: dict[str, str] = {}  # digest of each local original: a shared file once
+        self.made: set[str] = set()  # local folders made already
+        items = [(s.pair, side) for s in standing for side in ("a", "b")]
+        self.stop_at = len(items)  # the batches from this index on start no copy
+        local = _local_path(storage, prefix) is not None
+        self.pool = ThreadPoolExecutor(max_workers=COPIERS if local else 1)
+        self.batches = [
+            self.pool.submit(self._copy, index, items[start : start + COPY_BATCH])
+            for index, start in enumerate(range(0, len(items), COPY_BATCH))
+        ]
 
-    pool = ThreadPoolExecutor(max_workers=COPIERS if local else 1)
-    try:
-        for done, (name, size_digest) in enumerate(pool.map(copy, jobs), start=1):
-            files[name] = size_digest
-            if job and done % 50 == 0:
-                job_progress(job, done=done // 2)
-    finally:  # on a failure, copies not started are dropped before the folder is cleared
-        pool.shutdown(wait=True, cancel_futures=True)
-    return files
+    def _copy(self, index: int, batch: list[tuple[Pair, str]]) -> list[tuple[str, tuple[int, str]]]:
+        done = []
+        for pair, side in batch:
+            if index >= self.stop_at:
+                break
+            try:
+                done.append(
+                    _copy_image(
+                        pair, side, self.prefix, self.storage, checked=self.checked, made=self.made
+                    )
+                )
+            except BaseException:
+                self.stop_at = min(self.stop_at, index + 1)
+                raise
+        return done
+
+    def result(self, job) -> dict[str, tuple[int, str]]:
+        """Size and sha256 of every copy by name, in the pairs' order; raises the first
+        failure in that order."""
+        files: dict[str, tuple[int, str]] = {}
+        for batch in self.batches:
+            for name, size_digest in batch.result():
+                files[name] = size_digest
+                if job and len(files) % 50 == 0:
+                    job_progress(job, done=len(files) // 2)
+        return files
+
+    def stop(self) -> None:
+        """No copy starts any more; returns when the running ones have finished, so the
+        folder can be cleared behind them."""
+        self.stop_at = -1
+        self.pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _copy_image(
-    pair: Pair, side: str, prefix: str, storage: Storage, *, checked: dict | None = None
+    pair: Pair,
+    side: str,
+    prefix: str,
+    storage: Storage,
+    *,
+    checked: dict | None = None,
+    made: set | None = None,
 ) -> tuple[str, tuple]:
     """Copy the original byte for byte, checked against the sha256 taken at import. On local
     disk the release's file is a hard link to the checked original (a copy across devices):
@@ -386,7 +446,11 @@ def _copy_image(
     digest = cache.get(source) or _file_sha256(source)
     _check(pair, side, digest, expected)
     cache[source] = digest
-    Path(target).parent.mkdir(parents=True, exist_ok=True)
+    folder = os.path.dirname(target)
+    if made is None or folder not in made:
+        os.makedirs(folder, exist_ok=True)
+        if made is not None:
+            made.add(folder)
     try:
         os.link(source, target)
     except FileExistsError:  # the folder was cleared; a leftover would break the manifest
@@ -464,6 +528,19 @@ def _refuse_telling_questions(built: ReleaseFiles, options: ReleaseOptions) -> N
 def _read(storage: Storage, name: str) -> bytes:
     with storage.open(name, "rb") as handle:
         return handle.read()
+
+
+def _store_all(
+    storage: Storage, prefix: str, made: Iterator[tuple[str, bytes]], stopped: threading.Event
+) -> dict[str, tuple[int, str]]:
+    """Write each file ``made`` gives under ``prefix``, until ``stopped``: size and sha256
+    by name."""
+    written = {}
+    for name, data in made:
+        if stopped.is_set():
+            break
+        written[name] = _store(storage, f"{prefix}/{name}", data)
+    return written
 
 
 def _store(storage: Storage, name: str, data: bytes) -> tuple[int, str]:

@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from django.db.models import OuterRef, QuerySet, Subquery
 
 from annotator.models import Pair, PairStatus
 from pairdiff.geometry import Difficulty, Frame, answer_difficulty
 from projects.models import Project
-from review.models import Resolution
+from review.models import Agreement, Resolution
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,26 +31,45 @@ def standing_answers(pairs: QuerySet[Pair], *, chunk: int = 500) -> Iterator[Sta
     """Accepted pairs of ``pairs`` with their standing answer: the latest lead decision that
     carries one (accept 1, accept 2, merge), else the agreement's consensus. Pairs with
     neither are left out. Reads in chunks so a large project never sits in memory at once."""
-    accepted = (
-        pairs.filter(status=PairStatus.ACCEPTED)
-        .select_related("agreement__annotation_1", "agreement__annotation_2")
-        .order_by("pk")
-    )
+    accepted = pairs.filter(status=PairStatus.ACCEPTED).order_by("pk")
     last_pk = 0
     while True:
         batch = list(accepted.filter(pk__gt=last_pk)[:chunk])
         if not batch:
             return
         last_pk = batch[-1].pk
+        ids = [pair.pk for pair in batch]
+        # The agreement and its annotations as plain values, the columns read only: model
+        # objects of three more rows per pair were most of the time of reading a release.
+        agreements = {
+            row[0]: _Compared(*row[1:])
+            for row in Agreement.objects.filter(pair_id__in=ids).values_list(
+                "pair_id", *_Compared._fields
+            )
+        }
         decided: dict[int, dict | None] = dict(
-            Resolution.objects.filter(pair__in=batch)
+            Resolution.objects.filter(pair_id__in=ids)
             .order_by("created_at", "id")
             .values_list("pair_id", "answer")
         )  # the last row per pair wins: the standing decision (a reopen has no answer)
         for pair in batch:
-            standing = _standing(pair, decided.get(pair.pk))
+            standing = _standing(pair, agreements.get(pair.pk), decided.get(pair.pk))
             if standing is not None:
                 yield standing
+
+
+class _Compared(NamedTuple):
+    """What a standing answer reads of a pair's agreement (field names as values_list's)."""
+
+    annotation_1_id: int
+    annotation_2_id: int
+    mean_iou: float | None
+    changes: list
+    consensus: list | None
+    annotation_1__tier: str
+    annotation_1__defects: list | None
+    annotation_2__tier: str
+    annotation_2__defects: list | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,26 +111,19 @@ def standing_rows(pairs: QuerySet[Pair]) -> Iterator[StandingRow]:
         yield StandingRow(pk, Frame(width_a, height_a), Frame(width_b, height_b), changes)
 
 
-def _standing(pair: Pair, resolved: dict | None) -> Standing | None:
-    agreement = getattr(pair, "agreement", None)
+def _standing(pair: Pair, agreement: _Compared | None, resolved: dict | None) -> Standing | None:
     tiers = []
     ious: list[float] = []
     mean_iou = None
     defects: list[list[str]] = []
     annotators = 0
     if agreement is not None:
-        single = agreement.annotation_1_id == agreement.annotation_2_id
-        annotations = (
-            [agreement.annotation_1]
-            if single
-            else [
-                agreement.annotation_1,
-                agreement.annotation_2,
-            ]
-        )
-        tiers = [a.tier for a in annotations]
-        defects = [list(a.defects or []) for a in annotations]
-        annotators = len(annotations)
+        compared = [(agreement.annotation_1__tier, agreement.annotation_1__defects)]
+        if agreement.annotation_1_id != agreement.annotation_2_id:
+            compared.append((agreement.annotation_2__tier, agreement.annotation_2__defects))
+        tiers = [tier for tier, _ in compared]
+        defects = [list(found or []) for _, found in compared]
+        annotators = len(compared)
         mean_iou = agreement.mean_iou
         ious = [
             round(score, 4)

@@ -83,7 +83,9 @@ def word_set(text: str) -> frozenset[str]:
 
 
 def set_jaccard(x: frozenset[str], y: frozenset[str]) -> float:
-    return len(x & y) / len(x | y) if x | y else 1.0
+    shared = len(x & y)
+    union = len(x) + len(y) - shared
+    return shared / union if union else 1.0
 
 
 def similarity_scores(options: Sequence[str]) -> list[float]:
@@ -159,10 +161,11 @@ def text_baselines(questions: Sequence[Mapping], *, no_difference: str) -> dict[
     ``instruction``."""
     results: dict[str, dict] = {}
     telling: dict[str, list[str]] = {}
+    chosen = {id(q): choices(q, no_difference) for q in questions}  # once, not per baseline
     for name, scorer in HEURISTICS.items():
         credits = []
         for q in questions:
-            options, truth = choices(q, no_difference)
+            options, truth = chosen[id(q)]
             c = credit(scorer(options, q), truth)
             credits.append(c)
             if c >= 0.5:
@@ -175,13 +178,13 @@ def text_baselines(questions: Sequence[Mapping], *, no_difference: str) -> dict[
             [
                 (o, i == t)
                 for q in train
-                for (opts, t) in [choices(q, no_difference)]
+                for (opts, t) in [chosen[id(q)]]
                 for i, o in enumerate(opts)
             ]
         )
         credits = []
         for q in held:
-            options, truth = choices(q, no_difference)
+            options, truth = chosen[id(q)]
             c = credit([model.score(o) for o in options], truth)
             credits.append(c)
             if c >= 0.5:

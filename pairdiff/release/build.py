@@ -11,6 +11,7 @@ from pairdiff.labels import normalise_label
 from pairdiff.labelstudio_export import labelstudio_files
 from pairdiff.release.card import agreement_stats, dataset_card, release_counts
 from pairdiff.release.coco import coco_side
+from pairdiff.release.hf import config_rows
 from pairdiff.release.options import ReleaseOptions, strict_filter
 from pairdiff.release.publish import card_header
 from pairdiff.release.question_set import question_negatives as _question_negatives
@@ -56,6 +57,7 @@ class ReleaseFiles:
     stats: dict
     notes: list[str] = field(default_factory=list)
     report: dict = field(default_factory=dict)  # questions, baselines, training, filter, warnings
+    rows: dict = field(default_factory=dict)  # hf.config_rows of the files: the shards' rows
 
 
 def release_files(
@@ -125,7 +127,8 @@ def release_files(
     }
     # The Hugging Face configs of the shards review.releases writes beside these files.
     name = f"{meta.project_name} {meta.release_name}"
-    header = card_header(files, records, licence=meta.licence, pretty_name=name)
+    rows = config_rows(files, records)  # read back once: the card and the shards use them
+    header = card_header(files, records, licence=meta.licence, pretty_name=name, rows=rows)
     files["README.md"] = header.encode() + files["README.md"]
     return ReleaseFiles(
         files=files,
@@ -134,6 +137,7 @@ def release_files(
         stats=stats,
         notes=splits.notes,
         report=report,
+        rows=rows,
     )
 
 

@@ -66,21 +66,36 @@ def parquet_shards(
     *,
     read_image: Callable[[str], bytes],
     checksums: Mapping[str, str],
+    columns_of: Mapping[str, Mapping[str, str]] | None = None,
+    images: bool = True,
 ) -> Iterator[tuple[str, bytes]]:
     """``(name, bytes)`` of every shard, one at a time (an images shard's images are read when
     it is written, so memory holds one shard). ``read_image(path)`` gives an image's original
-    bytes, ``checksums[path]`` its sha256."""
+    bytes, ``checksums[path]`` its sha256; ``columns_of[config]``, when given, is
+    ``column_types`` of the config's rows; ``images=False`` leaves out the images config
+    (``image_shards``)."""
     for config, splits in config_splits(rows).items():
         if config == IMAGES:
             continue
         config_rows_ = rows[config]
-        columns = column_types(config_rows_)
+        columns = columns_of[config] if columns_of else column_types(config_rows_)
         for split in splits:
             selected = [row for row in config_rows_ if _split(row) == split]
             names = shard_names(config, split, len(selected))
             for index, name in enumerate(names):
                 chunk = selected[index * SHARD_ROWS : (index + 1) * SHARD_ROWS]
                 yield name, _parquet(_with_keys(chunk, checksums), columns)
+    if images:
+        yield from image_shards(rows, read_image=read_image, checksums=checksums)
+
+
+def image_shards(
+    rows: Mapping[str, Sequence[Mapping]],
+    *,
+    read_image: Callable[[str], bytes],
+    checksums: Mapping[str, str],
+) -> Iterator[tuple[str, bytes]]:
+    """The shards of the images config, one at a time (see ``parquet_shards``)."""
     images = image_rows(rows.get("benchmark", []), checksums)
     names = shard_names(IMAGES, "train", len(images)) if images else []
     for index, name in enumerate(names):
@@ -180,6 +195,16 @@ def _kind(values: list) -> str:
 
 
 def _value_kind(value) -> str:
+    kind = _PLAIN_KINDS.get(type(value))  # exact types first: the isinstance chain is slow
+    if kind is not None:
+        return kind
+    if type(value) is list and value:
+        if all(type(v) is int or type(v) is float for v in value):
+            return "numbers"
+        if all(
+            type(v) is list and all(type(c) is int or type(c) is float for c in v) for v in value
+        ):
+            return "boxes"
     if isinstance(value, bool):
         return "bool"
     if isinstance(value, int):
@@ -196,6 +221,9 @@ def _value_kind(value) -> str:
         if all(isinstance(v, list) and all(_number(c) for c in v) for v in value):
             return "boxes"
     return "json"
+
+
+_PLAIN_KINDS = {bool: "bool", int: "int64", float: "float64", str: "string"}
 
 
 def _number(value) -> bool:
@@ -231,13 +259,7 @@ def _parquet(rows: Sequence[Mapping], columns: Mapping[str, str]) -> bytes:
         "boxes": pa.list_(pa.list_(pa.float64())),
         "image": pa.struct([("bytes", pa.binary()), ("path", pa.string())]),
     }
-    data: dict[str, list] = {name: [] for name in columns}
-    for row in rows:
-        for name, kind in columns.items():
-            if kind == "image":
-                data[name].append(row.get(name))
-                continue
-            data[name].append(_cell(row.get(name), kind))
+    data = {name: _column([row.get(name) for row in rows], kind) for name, kind in columns.items()}
     schema = pa.schema(
         [pa.field(name, arrow[kind]) for name, kind in columns.items()],
         metadata={"huggingface": json.dumps({"info": {"features": features_json(columns)}})},
@@ -257,18 +279,20 @@ def _parquet(rows: Sequence[Mapping], columns: Mapping[str, str]) -> bytes:
     return sink.getvalue()
 
 
-def _cell(value, kind: str):
-    if value is None:
-        return None
+def _column(values: list, kind: str) -> list:
+    """One column's cells as pyarrow takes them: JSON as text, numbers as floats."""
     if kind == "json":
-        return json.dumps(value, ensure_ascii=False, sort_keys=True)
-    if kind in ("numbers", "boxes", "float64") and value is not None:
-        return _floats(value)
-    return value
+        dump = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode  # json.dumps's own
+        return [None if v is None else dump(v) for v in values]
+    if kind in ("numbers", "boxes", "float64"):
+        return [None if v is None else _floats(v) for v in values]
+    return values
 
 
 def _floats(value):
     if isinstance(value, list):
+        if all(type(v) is int or type(v) is float for v in value):  # the common case at once
+            return [float(v) for v in value]
         return [_floats(v) for v in value]
     return float(value)
 

@@ -14,15 +14,22 @@ from pairdiff.release.hf import (
     config_rows,
     config_splits,
     hf_yaml,
+    image_shards,
     parquet_shards,
 )
 
 
 def card_header(
-    files: Mapping[str, bytes], records: Sequence[Mapping], *, licence: str, pretty_name: str
+    files: Mapping[str, bytes],
+    records: Sequence[Mapping],
+    *,
+    licence: str,
+    pretty_name: str,
+    rows: Mapping[str, list[dict]] | None = None,
 ) -> str:
-    """The dataset card's YAML header: the Hugging Face configs of the shards to be written."""
-    splits = config_splits(config_rows(files, records))
+    """The dataset card's YAML header: the Hugging Face configs of the shards to be written;
+    ``rows``, when given, is ``config_rows`` of the files and records."""
+    splits = config_splits(config_rows(files, records) if rows is None else rows)
     return hf_yaml(splits, licence=licence, pretty_name=pretty_name)
 
 
@@ -33,25 +40,56 @@ def research_files(
     meta: Mapping,
     checksums: Mapping[str, str],
     read_image: Callable[[str], bytes],
+    rows: Mapping[str, list[dict]] | None = None,
 ) -> Iterator[tuple[str, bytes]]:
     """``(name, bytes)`` of every file, one at a time; ``files`` are the release's data files,
     ``checksums`` the sha256 of every file written so far, images included (croissant.json,
-    the images config's key), ``read_image(path)`` an image's bytes."""
-    rows = config_rows(files, records)
-    splits = config_splits(rows)
-    yield from parquet_shards(rows, read_image=read_image, checksums=checksums)
-    yield from lmms_eval_files(project_slug=meta["project_slug"], splits=splits).items()
-    yield from vlmevalkit_tsvs(
-        rows["questions"],
-        project_slug=meta["project_slug"],
-        read_image=read_image,
-        checksums=checksums,
+    the images config's key), ``read_image(path)`` an image's bytes; ``rows``, when given,
+    is ``config_rows`` of the files and records."""
+    tables, images = research_parts(
+        files, records, meta=meta, checksums=checksums, read_image=read_image, rows=rows
     )
+    yield from tables
+    yield from images
+
+
+def research_parts(
+    files: Mapping[str, bytes],
+    records: Sequence[Mapping],
+    *,
+    meta: Mapping,
+    checksums: Mapping[str, str],
+    read_image: Callable[[str], bytes],
+    rows: Mapping[str, list[dict]] | None = None,
+) -> tuple[Iterator[tuple[str, bytes]], Iterator[tuple[str, bytes]]]:
+    """``research_files`` in two parts that can be read apart (in two threads): the tables
+    (the configs' Parquet shards, the lmms-eval task, croissant.json), mostly Python; and the
+    files that hold images (the images config's shards, the VLMEvalKit TSVs), mostly reading
+    and copying bytes."""
+    rows = config_rows(files, records) if rows is None else rows
+    splits = config_splits(rows)
     columns = {
         config: IMAGE_TABLE_COLUMNS if config == IMAGES else column_types(rows[config])
         for config in splits
     }
-    yield (
-        "croissant.json",
-        croissant_bytes(croissant(meta=meta, columns=columns, checksums=checksums)),
-    )
+
+    def tables() -> Iterator[tuple[str, bytes]]:
+        yield from parquet_shards(
+            rows, read_image=read_image, checksums=checksums, columns_of=columns, images=False
+        )
+        yield from lmms_eval_files(project_slug=meta["project_slug"], splits=splits).items()
+        yield (
+            "croissant.json",
+            croissant_bytes(croissant(meta=meta, columns=columns, checksums=checksums)),
+        )
+
+    def images() -> Iterator[tuple[str, bytes]]:
+        yield from image_shards(rows, read_image=read_image, checksums=checksums)
+        yield from vlmevalkit_tsvs(
+            rows["questions"],
+            project_slug=meta["project_slug"],
+            read_image=read_image,
+            checksums=checksums,
+        )
+
+    return tables(), images()

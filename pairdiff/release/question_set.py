@@ -14,9 +14,10 @@ from pairdiff.release.questions import (
     answer_positions,
     hard_negatives,
     image_negatives,
+    question_check,
     question_item,
 )
-from pairdiff.release.slots import Prior, slot_prior
+from pairdiff.release.slots import Prior, Slot, find_slots, slots_prior
 from pairdiff.release.splits import SPLITS
 
 # A description that says nothing changed cannot be the true option next to "no difference".
@@ -36,16 +37,25 @@ class QuestionSet:
 
 
 def question_negatives(
-    record: Mapping, *, entity_pool: Sequence[str] = (), prior: Prior | None = None
+    record: Mapping,
+    *,
+    entity_pool: Sequence[str] = (),
+    prior: Prior | None = None,
+    slots_of: Mapping[str, Sequence[Slot]] | None = None,
 ) -> tuple[list, str]:
     """The derived negatives of one record's first change and how they were made ("derived":
     same-slot rewrites; "fallback": the older word rules and templates, for sentences with too
-    few slots). Seeded by the pair's content, so a lead's preview and the releases agree."""
+    few slots). Seeded by the pair's content, so a lead's preview and the releases agree.
+    ``slots_of``: ``find_slots`` of descriptions, by text, found already."""
     change = record["changes"][0]
     seed = record.get("content_key") or record["id"]
     instruction = (record.get("source") or {}).get("instruction") or ""
     found = image_negatives(
-        description=change["description"], instruction=instruction, seed=seed, prior=prior
+        description=change["description"],
+        instruction=instruction,
+        seed=seed,
+        prior=prior,
+        slots=(slots_of or {}).get(change["description"].strip()),
     )
     if found is not None:
         return found, "derived"
@@ -62,9 +72,17 @@ def question_negatives(
     return negatives, "fallback"
 
 
-def release_prior(records: Sequence[Mapping]) -> Prior:
-    """The slot values of the true descriptions that can make questions (first changes)."""
-    return slot_prior(r["changes"][0]["description"] for r in records if r["changes"])
+def release_prior(
+    records: Sequence[Mapping], *, slots_of: dict[str, list[Slot]] | None = None
+) -> Prior:
+    """The slot values of the true descriptions that can make questions (first changes).
+    ``slots_of``, when given, is filled with ``find_slots`` of each description, by text."""
+    firsts = [r["changes"][0]["description"] for r in records if r["changes"]]
+    found = {} if slots_of is None else slots_of
+    for text in firsts:
+        if text not in found:
+            found[text] = find_slots(text)
+    return slots_prior(found[text] for text in firsts)
 
 
 def question_problem(record: Mapping) -> str:
@@ -91,7 +109,8 @@ def question_set(
     else a lead's edit, else derived. A record that cannot make a question is left out and
     named; nothing here raises for one record. Answer letters are balanced in each split."""
     result = QuestionSet()
-    prior = release_prior(records)
+    slots_of: dict[str, list[Slot]] = {}  # each description's slots, found once
+    prior = release_prior(records, slots_of=slots_of)
     made: list[tuple[Mapping, list[str]]] = []
     for record in records:
         problem = question_problem(record)
@@ -105,14 +124,9 @@ def question_set(
                     negatives, source = list(edited[pid]), "edited"
                 else:
                     negatives, source = question_negatives(
-                        record, entity_pool=entity_pool, prior=prior
+                        record, entity_pool=entity_pool, prior=prior, slots_of=slots_of
                     )
-                question_item(
-                    description=record["description"],
-                    negatives=negatives,
-                    answer_position=0,
-                    seed="check",
-                )
+                question_check(description=record["description"], negatives=negatives)
             except ValueError as exc:
                 problem = f"no question could be made: {exc}"
         if problem:

@@ -13,7 +13,7 @@ import random
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import chain, zip_longest
+from itertools import chain, combinations, zip_longest
 
 from pairdiff.labels import normalise_label
 from pairdiff.release.baselines import set_jaccard, word_set
@@ -33,11 +33,12 @@ from pairdiff.release.question_words import (
     VALUES,
     WORD_AFTER,
 )
-from pairdiff.release.slots import Candidate, Prior, candidates
+from pairdiff.release.slots import Prior, Slot, candidates
 
 NO_DIFFERENCE = "There is no difference between the two images."
 LETTERS = ("A", "B", "C", "D")
 LENGTH_RANK = 0.3
+MAX_POOL = 24  # candidates a question chooses its negatives among
 QUESTION = "Which sentence describes the difference between image A and image B?"
 
 
@@ -115,6 +116,7 @@ def image_negatives(
     seed: int | str,
     prior: Prior | None = None,
     n: int = 2,
+    slots: Sequence[Slot] | None = None,
 ) -> list[str] | None:
     """``n`` negatives that each fill one slot of the truth (a colour, a count, a direction,
     what happened, a quoted text…) with another value, or None when the sentence has too few.
@@ -126,12 +128,13 @@ def image_negatives(
     length; then a seeded draw. Values the release's truths use come first among the candidates, so
     negatives read like truths. ``instruction`` is
     not looked at: the edit instruction states the edit, no negative can hide from it.
+    ``slots``: ``find_slots`` of the description, when the caller has them already.
     """
     text = description.strip()
     pool = [
         c
-        for c in candidates(text, seed=f"{seed}", prior=prior)
-        if _norm(c.sentence) != _norm(NO_DIFFERENCE)
+        for c in candidates(text, seed=f"{seed}", prior=prior, slots=slots)
+        if _norm(c.sentence) != _NO_DIFFERENCE_NORM
     ]
     if len(pool) < n:
         return None
@@ -139,33 +142,70 @@ def image_negatives(
     # Where the truth should fall among the three lengths, drawn per question: over a release
     # it is the longest a third of the time, whatever lengths its slot's values have.
     length_rank = rng.randrange(3)
-    best: tuple[float, float] | None = None
-    chosen: list[Candidate] = []
     # Each sentence's words, kind and length once, each pair's similarity once: a question
     # scores up to 276 sets of options.
-    sentences = [text, *(c.sentence for c in pool)]
+    sentences = [text, *(c.sentence for c in pool[:MAX_POOL])]
     sets = [word_set(s) for s in sentences]
-    alike = [[set_jaccard(x, y) if i != j else 0.0 for j, y in enumerate(sets)]
-             for i, x in enumerate(sets)]  # fmt: skip
+    alike = _similarities(sets)
     lengths = [len(s) for s in sentences]
-    kinds = [""] + [_kind(c.slot) for c in pool]
-    index = {id(c): i for i, c in enumerate(pool, start=1)}
-    for combo in _combinations(pool, n):
+    kinds = [""] + [_kind(c.slot) for c in pool[:MAX_POOL]]
+    score = _score_two if n == 2 else _score_any
+    best: tuple[float, float] | None = None
+    chosen: tuple[int, ...] = ()
+    for combo in combinations(range(1, len(sentences)), n):
         # A spread, not the truth's rank: options equally alike give a text-only heuristic
         # nothing to go on, while steering the truth away from the centre would only make it
         # the odd one out — a tell of its own. Likewise options of exactly one length are
         # preferred, but not "nearly as long": that would make a long truth the longest.
-        at = [0, *(index[id(c)] for c in combo)]
-        similarity = [sum(alike[i][j] for j in at if j != i) for i in at]  # similarity_scores
-        option_lengths = [lengths[i] for i in at]
-        cost = max(similarity) - min(similarity)
-        cost += 0.25 * (len({kinds[i] for i in at[1:]}) - 1)
-        cost += LENGTH_RANK * _off_rank(option_lengths, length_rank)
-        cost += 0.05 * (len(set(option_lengths)) - 1)
-        key = (round(cost, 9), rng.random())
+        key = (round(score(combo, alike, lengths, kinds, length_rank), 9), rng.random())
         if best is None or key < best:
-            best, chosen = key, list(combo)
-    return [c.sentence for c in chosen]
+            best, chosen = key, combo
+    return [sentences[i] for i in chosen]
+
+
+def _similarities(sets: Sequence[frozenset[str]]) -> list[list[float]]:
+    """``set_jaccard`` of every two sets (symmetric: each pair once), 0 on the diagonal."""
+    alike = [[0.0] * len(sets) for _ in sets]
+    for i, x in enumerate(sets):
+        row = alike[i]
+        for j in range(i + 1, len(sets)):
+            row[j] = alike[j][i] = set_jaccard(x, sets[j])
+    return alike
+
+
+def _score_any(
+    combo: Sequence[int], alike: list[list[float]], lengths: list[int], kinds: list[str], rank: int
+) -> float:
+    """The cost of the options ``combo`` (indexes into the sentences, the truth is 0): the
+    spread of their similarities to each other, mixed kinds, the truth off its length rank,
+    options of several lengths."""
+    at = (0, *combo)
+    similarity = [sum(alike[i][j] for j in at if j != i) for i in at]  # similarity_scores
+    option_lengths = [lengths[i] for i in at]
+    cost = max(similarity) - min(similarity)
+    cost += 0.25 * (len({kinds[i] for i in combo}) - 1)
+    cost += LENGTH_RANK * _off_rank(option_lengths, rank)
+    cost += 0.05 * (len(set(option_lengths)) - 1)
+    return cost
+
+
+def _score_two(
+    combo: Sequence[int], alike: list[list[float]], lengths: list[int], kinds: list[str], rank: int
+) -> float:
+    """``_score_any`` of two negatives written out: the same sums in the same order (every
+    question scores dozens of sets, a release tens of thousands of questions)."""
+    i, j = combo
+    row_i = alike[i]
+    # sum() of the two others starts from 0, which adds nothing: x + y, as below.
+    s0, si, sj = alike[0][i] + alike[0][j], row_i[0] + row_i[j], alike[j][0] + alike[j][i]
+    cost = max(s0, si, sj) - min(s0, si, sj)
+    cost += 0.25 * (kinds[i] != kinds[j])
+    l0, li, lj = lengths[0], lengths[i], lengths[j]
+    # A truth sharing its length with a negative has no rank to be off.
+    off = 0.0 if l0 in (li, lj) else float((li < l0) + (lj < l0) != rank)
+    cost += LENGTH_RANK * off
+    cost += 0.05 * (len({l0, li, lj}) - 1)
+    return cost
 
 
 def _off_rank(lengths: Sequence[int], rank: int) -> float:
@@ -178,12 +218,6 @@ def _off_rank(lengths: Sequence[int], rank: int) -> float:
 
 def _kind(slot: str) -> str:
     return slot.split("@")[0].removeprefix("swap:")
-
-
-def _combinations(pool: Sequence[Candidate], n: int) -> Iterator[tuple[Candidate, ...]]:
-    from itertools import combinations
-
-    return combinations(pool[:24], n)
 
 
 def answer_positions(n_items: int, *, seed: int | str, n_options: int = 4) -> list[int]:
@@ -215,10 +249,8 @@ def question_item(
         raise ValueError(f"question_item needs exactly 2 negatives, got {len(negatives)}")
     if not 0 <= answer_position < len(LETTERS):
         raise ValueError(f"answer_position must be in 0..{len(LETTERS) - 1}")
+    question_check(description=description, negatives=negatives)
     others = [*negatives, NO_DIFFERENCE]
-    texts = [description, *others]
-    if any(not t.strip() for t in texts) or len({_norm(t) for t in texts}) != len(texts):
-        raise ValueError("options must be non-blank and distinct")
     random.Random(f"{seed}:options:{description}").shuffle(others)
     others.insert(answer_position, description)
     return {
@@ -228,8 +260,24 @@ def question_item(
     }
 
 
+_FINAL_PUNCTUATION = re.compile(r"[\s.!?;:,]+$")
+
+
+def question_check(*, description: str, negatives: Sequence[str]) -> None:
+    """ValueError, as ``question_item`` raises it, unless the description and ``negatives``
+    make a question: exactly two negatives, four options non-blank and distinct."""
+    if len(negatives) != 2:
+        raise ValueError(f"question_item needs exactly 2 negatives, got {len(negatives)}")
+    texts = [description, *negatives, NO_DIFFERENCE]
+    if any(not t.strip() for t in texts) or len({_norm(t) for t in texts}) != len(texts):
+        raise ValueError("options must be non-blank and distinct")
+
+
 def _norm(text: str) -> str:
-    return re.sub(r"[\s.!?;:,]+$", "", " ".join(text.casefold().split()))
+    return _FINAL_PUNCTUATION.sub("", " ".join(text.casefold().split()))
+
+
+_NO_DIFFERENCE_NORM = _norm(NO_DIFFERENCE)
 
 
 def _context(text: str, entities: Iterable[str], pool: Iterable[str]) -> _Context:

@@ -10,10 +10,11 @@ keeps every word of the truth.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import random
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -145,9 +146,14 @@ Prior = dict[str, dict[str, int]]
 def slot_prior(descriptions: Iterable[str]) -> Prior:
     """How often each value fills each kind of slot in the true descriptions: negatives drawn
     in these proportions look like truths to anything that reads only text."""
+    return slots_prior(find_slots(text) for text in descriptions)
+
+
+def slots_prior(slot_lists: Iterable[Sequence[Slot]]) -> Prior:
+    """``slot_prior`` from the slots of each description (``find_slots``), found already."""
     prior: Prior = {}
-    for text in descriptions:
-        for slot in find_slots(text):
+    for slots in slot_lists:
+        for slot in slots:
             cell = prior.setdefault(slot.kind, {})
             value = _value_key(slot.value)
             cell[value] = cell.get(value, 0) + 1
@@ -182,12 +188,18 @@ def find_slots(text: str) -> list[Slot]:
 
 
 def candidates(
-    text: str, *, seed: str, prior: Prior | None = None, per_slot: int = 4
+    text: str,
+    *,
+    seed: str,
+    prior: Prior | None = None,
+    per_slot: int = 4,
+    slots: Sequence[Slot] | None = None,
 ) -> list[Candidate]:
     """Single-slot rewrites of ``text`` (up to ``per_slot`` per slot) and swaps of two spans of
     one kind. Values the release's truths use come first, drawn in proportion to how often
-    they do (seeded); then made-up ones. None repeats a value already in the sentence."""
-    slots = find_slots(text)
+    they do (seeded); then made-up ones. None repeats a value already in the sentence.
+    ``slots``: ``find_slots(text)``, when the caller has them already."""
+    slots = list(find_slots(text) if slots is None else slots)
     present = {_plain(s.value) for s in slots}
     prior = prior or {}
     found: list[Candidate] = []
@@ -222,8 +234,9 @@ def candidates(
     sentences = {_plain(text)}
     unique = []
     for c in found:
-        if _plain(c.sentence) not in sentences:
-            sentences.add(_plain(c.sentence))
+        plain = _plain(c.sentence)
+        if plain not in sentences:
+            sentences.add(plain)
             unique.append(c)
     return unique
 
@@ -237,6 +250,8 @@ def _weighted_order(
     each were made; the order is sorted only as far as it is read — a prior of thousands of
     values is read for its first few, once per slot of every question."""
     values, weights, position = _sorted_prior(counts)
+    if len(values) <= _SMALL_PRIOR:
+        return _weighted_order_small(values, weights, position, rng, leave_out)
     keep = np.ones(len(values), dtype=bool)
     if leave_out in position:
         keep[position[leave_out]] = False
@@ -247,6 +262,29 @@ def _weighted_order(
         pairs = zip(keys[heavy], weights[at][heavy], strict=True)
         keys[heavy] = [float(u) ** (1 / int(n)) for u, n in pairs]
     return _largest_first(keys, at, values)
+
+
+_SMALL_PRIOR = 64  # values below which plain Python orders a prior faster than numpy
+
+
+def _weighted_order_small(
+    values: list[str],
+    weights: np.ndarray,
+    position: Mapping[str, int],
+    rng: random.Random,
+    leave_out: str,
+) -> Iterator[str]:
+    """``_weighted_order`` of a small prior in plain Python: the same draws (one
+    ``rng.random()`` per value kept, in sorted order), the same keys, the same order."""
+    skip = position.get(leave_out, -1)
+    at = [i for i in range(len(values)) if i != skip]
+    keys = [rng.random() for _ in at]
+    for k, i in enumerate(at):
+        n = int(weights[i])
+        if n > 1:
+            keys[k] = keys[k] ** (1 / n)
+    order = sorted(range(len(at)), key=lambda k: (-keys[k], -at[k]))
+    return iter([values[at[k]] for k in order])
 
 
 def _largest_first(keys: np.ndarray, at: np.ndarray, values: list[str]) -> Iterator[str]:
@@ -261,10 +299,15 @@ def _largest_first(keys: np.ndarray, at: np.ndarray, values: list[str]) -> Itera
             yield values[at[i]]
 
 
+# Below this many draws Python's own generator is faster (about 40 ns a draw) than copying its
+# state into numpy's and back (about 1.5 ms: a new RandomState seeds itself from the OS).
+DRAWS_IN_PYTHON = 20_000
+
+
 def _draws(rng: random.Random, n: int) -> np.ndarray:
     """``n`` calls of ``rng.random()`` at once: numpy's MT19937 from the same state gives the
     same doubles, and ``rng`` is moved on past them."""
-    if n < 256:  # copying the generator's state costs more than a few draws
+    if n < DRAWS_IN_PYTHON:  # copying the generator's state costs more than these draws
         return np.array([rng.random() for _ in range(n)], dtype=np.float64)
     version, state, gauss = rng.getstate()
     twister = np.random.RandomState()
@@ -297,6 +340,7 @@ def _sorted_prior(counts: Mapping[str, int]) -> tuple[list[str], np.ndarray, dic
     return table
 
 
+@functools.lru_cache(maxsize=4096)
 def _value_key(value: str) -> str:
     key = " ".join(value.split())
     return key.lower() if key.lower() in _LISTED_VALUES else key
@@ -313,8 +357,13 @@ def _fits(slot: Slot, value: str) -> bool:
 def _in_text(value: str, text: str) -> bool:
     """Whether ``value`` is said elsewhere already: "in the left moved to the left" says
     nothing new and reads as nonsense."""
+    return _said(value).search(text) is not None
+
+
+@functools.lru_cache(maxsize=4096)
+def _said(value: str) -> re.Pattern[str]:
     words = r"\s+".join(map(re.escape, value.split()))
-    return re.search(rf"(?<!\w){words}(?!\w)", text, re.I) is not None
+    return re.compile(rf"(?<!\w){words}(?!\w)", re.I)
 
 
 def _keeps_order(slot: Slot, value: str, slots: list[Slot]) -> bool:
@@ -409,5 +458,8 @@ def _match_case(original: str, new: str) -> str:
     return new
 
 
+_FINAL_PUNCTUATION = re.compile(r"[\s.!?;:,]+$")
+
+
 def _plain(text: str) -> str:
-    return re.sub(r"[\s.!?;:,]+$", "", " ".join(text.casefold().split()))
+    return _FINAL_PUNCTUATION.sub("", " ".join(text.casefold().split()))

@@ -172,3 +172,14 @@ def test_verified_negatives_win_over_edits_and_derived_ones():
     options = set(result.rows[0]["options"].values())
     assert set(frozen) <= options
     assert result.sources == {"verified": 1}
+
+
+@pytest.mark.parametrize("n", [0, 5, 1000, 20_000, 25_000])
+def test_the_drawn_keys_are_pythons_own_draws_whichever_generator_makes_them(n):
+    from random import Random
+
+    from pairdiff.release.slots import _draws
+
+    ours, python = Random("seed"), Random("seed")
+    assert _draws(ours, n).tolist() == [python.random() for _ in range(n)]
+    assert ours.random() == python.random()  # moved on past them

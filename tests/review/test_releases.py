@@ -1,5 +1,7 @@
 import hashlib
 import json
+import threading
+import time
 from typing import Any
 
 import pytest
@@ -166,6 +168,84 @@ def test_a_build_that_dies_midway_leaves_a_failed_release_with_nothing_visible_t
     release.refresh_from_db()
     assert release.status == ReleaseStatus.READY
     assert release.records.count() == 9
+
+
+def _stored(prefix: str) -> list[str]:
+    """Every file under ``prefix`` in the default storage."""
+    try:
+        folders, files = default_storage.listdir(prefix)
+    except FileNotFoundError:
+        return []
+    return [f"{prefix}/{f}" for f in files] + [
+        name for folder in folders for name in _stored(f"{prefix}/{folder}")
+    ]
+
+
+def test_an_original_changed_since_its_import_fails_the_build_naming_the_first_pair(
+    project, accepted, lead, monkeypatch, django_capture_on_commit_callbacks
+):
+    monkeypatch.setattr(releases_module, "COPY_BATCH", 2)  # several batches, copied in parallel
+    for pair in (accepted[3], accepted[7]):
+        with open(default_storage.path(pair.image_b.name), "ab") as original:
+            original.write(b"edited after import")
+
+    release = _build(project, lead=lead, capture=django_capture_on_commit_callbacks)
+
+    assert release.status == ReleaseStatus.FAILED
+    assert f"image B of pair {accepted[3].pk} changed since its import" in release.message
+    assert release.records.count() == 0 and release.manifest is None
+    assert _stored(release.prefix) == []
+
+
+def test_a_build_failing_while_the_images_are_copied_leaves_no_file_behind(
+    project, accepted, lead, monkeypatch, django_capture_on_commit_callbacks
+):
+    monkeypatch.setattr(releases_module, "COPY_BATCH", 2)
+    copy, copied = releases_module._copy_image, threading.Event()
+
+    def slow_copy(*args, **kwargs):
+        time.sleep(0.02)
+        done = copy(*args, **kwargs)
+        copied.set()
+        return done
+
+    def failing_files(*args, **kwargs):
+        assert copied.wait(5)  # the copies are under way
+        raise RuntimeError("out of memory")
+
+    monkeypatch.setattr(releases_module, "_copy_image", slow_copy)
+    monkeypatch.setattr(releases_module, "release_files", failing_files)
+    release = _build(project, lead=lead, capture=django_capture_on_commit_callbacks)
+
+    assert release.status == ReleaseStatus.FAILED and "out of memory" in release.message
+    assert _stored(release.prefix) == []
+    time.sleep(0.1)  # no copy still running writes after the folder was cleared
+    assert _stored(release.prefix) == []
+
+
+@pytest.mark.parametrize("failing", ["tables", "images"])
+def test_a_build_failing_while_its_research_files_are_written_leaves_no_file_behind(
+    failing, project, accepted, lead, monkeypatch, django_capture_on_commit_callbacks
+):
+    """The tables and the files holding images are made in two threads: a failure in either
+    stops and waits for the other before the folder is cleared."""
+    parts = releases_module.research_parts
+
+    def failing_parts(*args, **kwargs):
+        tables, images = parts(*args, **kwargs)
+
+        def fail(made):
+            yield next(made)
+            time.sleep(0.05)  # the other thread writes meanwhile
+            raise OSError("the disk went away")
+
+        return (fail(tables), images) if failing == "tables" else (tables, fail(images))
+
+    monkeypatch.setattr(releases_module, "research_parts", failing_parts)
+    release = _build(project, lead=lead, capture=django_capture_on_commit_callbacks)
+
+    assert release.status == ReleaseStatus.FAILED and "disk went away" in release.message
+    assert _stored(release.prefix) == []
 
 
 def test_a_rebuild_after_a_killed_worker_clears_leftover_files(
