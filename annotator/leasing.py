@@ -17,6 +17,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, connection, transaction
 from django.db.models import F
+from django.http import Http404
 from django.utils import timezone
 
 from annotator.models import (
@@ -30,8 +31,8 @@ from annotator.models import (
 )
 from annotator.selectors import assignment_live, queue_candidates
 from config import rows
-from projects.access import Action, project_role, role_may
-from projects.models import Project, Role
+from projects.access import Action, member_check, project_role, role_may
+from projects.models import Membership, Project, Role
 
 _ATTEMPTS = 8  # candidates tried when concurrent callers keep winning the same pair
 
@@ -53,12 +54,79 @@ def assignment_lease_next(
     started come first, so pairs get finished. None when nothing is left for this caller.
     """
     now = now or timezone.now()
-    current = assignment_live(user, project, now=now)
+    return _lease_next(project, user, assignment_live(user, project, now=now), now=now, rng=rng)
+
+
+def assignment_lease_next_in(
+    *, slug: str, user, now: datetime | None = None, rng: random.Random | None = None
+) -> tuple[Project, Assignment | None]:
+    """`assignment_lease_next` in the project named ``slug`` when the user may annotate there
+    (else Http404 or PermissionDenied, as `access.project_for`). The annotator's hot `next`:
+    the project, the caller's role, their live lease with its pair and, without a broker,
+    whether any lease has expired come in one statement."""
+    now = now or timezone.now()
+    eager = settings.CELERY_TASK_ALWAYS_EAGER
+    state, at = AssignmentState.LEASED.value, rows.when(now)
+    params = [user.pk or 0, *([state, at] if eager else []), user.pk or 0, state, at, slug]
+    row = rows.fetchone(_lease_start_sql(connection.vendor, eager), params)
+    if row is None:
+        raise Http404("no such project")
+    project = rows.from_row(Project, row)
+    at_role = rows.width(Project)
+    member_check(user, row[at_role], Action.ANNOTATE)
+    current = None
+    if row[at_role + 1] is not None:  # the live lease's id
+        current = rows.from_row(Assignment, row, start=at_role + 1)
+        current.pair = rows.from_row(Pair, row, start=at_role + 1 + rows.width(Assignment))
+        current.pair.project = project
+    expired = bool(row[-1]) if eager else False
+    return project, _lease_next(project, user, current, now=now, rng=rng, expired=expired)
+
+
+@cache
+def _lease_start_sql(vendor: str, eager: bool) -> str:
+    r, m, a, p, qn = rows.qn("r"), rows.qn("m"), rows.qn("a"), rows.qn("p"), rows.qn
+    role = (
+        f"SELECT {m}.{qn('role')} FROM {rows.table(Membership)} {m} "
+        f"WHERE {m}.{qn('project_id')} = {r}.{qn('id')} AND {m}.{qn('user_id')} = %s LIMIT 1"
+    )
+    expired = f", EXISTS ({_expired_sql(vendor)})" if eager else ""
+    la, lp = qn("la"), qn("lp")
+    live = (  # assignment_live's lease, as a subquery on the project
+        f"SELECT {la}.{qn('id')} FROM {rows.table(Assignment)} {la} "
+        f"INNER JOIN {rows.table(Pair)} {lp} ON {lp}.{qn('id')} = {la}.{qn('pair_id')} "
+        f"WHERE {la}.{qn('annotator_id')} = %s AND {lp}.{qn('project_id')} = {r}.{qn('id')} "
+        f"AND {la}.{qn('state')} = %s AND {la}.{qn('expires_at')} > %s "
+        f"ORDER BY {la}.{qn('leased_at')} ASC, {la}.{qn('id')} ASC LIMIT 1"
+    )
+    return (
+        f"SELECT {rows.columns(Project, 'r')}, ({role}), {rows.columns(Assignment, 'a')}, "
+        f"{rows.columns(Pair, 'p')}{expired} FROM {rows.table(Project)} {r} "
+        f"LEFT JOIN {rows.table(Assignment)} {a} ON {a}.{qn('id')} = ({live}) "
+        f"LEFT JOIN {rows.table(Pair)} {p} ON {p}.{qn('id')} = {a}.{qn('pair_id')} "
+        f"WHERE {r}.{qn('slug')} = %s"
+    )
+
+
+def _lease_next(
+    project: Project,
+    user,
+    current: Assignment | None,
+    *,
+    now: datetime,
+    rng: random.Random | None,
+    expired: bool | None = None,
+) -> Assignment | None:
+    """The live lease ``current`` renewed, or a new lease. ``expired``: whether any lease has
+    expired, when already known (None: asked here, without a broker)."""
     if current is not None:
         current.expires_at = now + lease_duration()
         rows.update(current, ["expires_at"])
         return current
-    _expire_in_request(now)
+    if expired is None:
+        _expire_in_request(now)
+    elif expired:
+        assignments_expire(now=now)
     for gold in _queue_order(project, rng or random.Random()):
         assignment = _lease_from(project, user, gold=gold, now=now)
         if assignment is not None:
