@@ -288,20 +288,30 @@ def _lease_from(project: Project, user, *, gold: bool, now: datetime) -> Assignm
 def _slot_update_sql(project: Project, *, gold: bool) -> tuple[str, list]:
     """SET and guard of the UPDATE that counts one more annotator on a pair: still open (the
     screening gate may have held it since it was read) and, for regular pairs, not full."""
-    qn = connection.ops.quote_name
+    params: list = [*_SLOT_PARAMS]
+    if not gold:
+        params.append(project.overlap)
+    return _slot_sql(connection.vendor, gold), params
+
+
+_SLOT_PARAMS = (
+    PairStatus.IMPORTED.value,
+    PairStatus.PRE_ANNOTATED.value,
+    PairStatus.IN_ANNOTATION.value,
+    *(str(s) for s in OPEN_STATUSES),
+)
+
+
+@cache
+def _slot_sql(vendor: str, gold: bool) -> str:
+    qn = rows.qn
     n_taken, status = qn("n_taken"), qn("status")
-    starting = [PairStatus.IMPORTED.value, PairStatus.PRE_ANNOTATED.value]
-    open_ = [str(s) for s in OPEN_STATUSES]
     sql = (
         f"SET {n_taken} = {n_taken} + 1, {status} = CASE WHEN {status} IN (%s, %s) "
         f"THEN %s ELSE {status} END "
-        f"WHERE {status} IN ({', '.join(['%s'] * len(open_))})"
+        f"WHERE {status} IN ({', '.join(['%s'] * len(OPEN_STATUSES))})"
     )
-    params: list = [*starting, PairStatus.IN_ANNOTATION.value, *open_]
-    if not gold:
-        sql += f" AND {n_taken} < %s"
-        params.append(project.overlap)
-    return sql, params
+    return sql if gold else sql + f" AND {n_taken} < %s"
 
 
 def _lease_in_one_statement(project: Project, user, *, gold: bool, now: datetime):
@@ -315,14 +325,14 @@ def _lease_in_one_statement(project: Project, user, *, gold: bool, now: datetime
     return _lease_in_one_statement_now(project, user, gold=gold, now=now)
 
 
-def _lease_in_one_statement_now(project: Project, user, *, gold: bool, now: datetime):
-    update_sql, update_params = _take_next_sql(project, user, gold=gold)
+@cache
+def _lease_in_one_statement_sql(vendor: str, gold: bool, locks: bool) -> str:
     qn = rows.qn
     leased = _lease_insert_sql(
         f"SELECT {qn('id')}, %s, %s, %s, %s FROM {qn('taken')}", returning=("id", "pair_id")
     )
-    sql = (
-        f"WITH {qn('taken')} AS ({update_sql}), "
+    return (
+        f"WITH {qn('taken')} AS ({_take_next_text(vendor, gold, locks)}), "
         f"{qn('leased')} AS ({leased}), "
         f"{qn('logged')} AS (INSERT INTO {rows.table(PairEvent)} ({_columns_sql(_EVENT_COLUMNS)}) "
         f"SELECT {qn('pair_id')}, %s, %s, jsonb_build_object('assignment', {qn('id')}), %s "
@@ -330,6 +340,12 @@ def _lease_in_one_statement_now(project: Project, user, *, gold: bool, now: date
         f"SELECT {rows.columns(Pair, 'taken')}, {qn('leased')}.{qn('id')} "
         f"FROM {qn('taken')}, {qn('leased')}"
     )
+
+
+def _lease_in_one_statement_now(project: Project, user, *, gold: bool, now: datetime):
+    locks = connection.features.has_select_for_update_skip_locked
+    sql = _lease_in_one_statement_sql(connection.vendor, gold, locks)
+    update_params = _take_next_params(project, user, gold=gold)
     expires_at = now + lease_duration()
     lease = [user.pk, AssignmentState.LEASED.value, now, expires_at]
     row = rows.fetchone(sql, [*update_params, *lease, user.pk, PairEventKind.LEASED.value, now])
@@ -352,19 +368,30 @@ def _lease_in_one_statement_now(project: Project, user, *, gold: bool, now: date
 def _take_next_sql(project: Project, user, *, gold: bool) -> tuple[str, list]:
     """The UPDATE of `_take_next`, and its parameters."""
     locks = connection.features.has_select_for_update_skip_locked
-    queue_sql, queue_template, slots = _queue_sql(connection.vendor, gold)
+    return (
+        _take_next_text(connection.vendor, gold, locks),
+        _take_next_params(project, user, gold=gold),
+    )
+
+
+@cache
+def _take_next_text(vendor: str, gold: bool, locks: bool) -> str:
+    queue_sql = _queue_sql(vendor, gold)[0]
     if locks:
         queue_sql += " " + connection.ops.for_update_sql(skip_locked=True, of=(rows.table(Pair),))
+    return (
+        f"UPDATE {rows.table(Pair)} {_slot_sql(vendor, gold)} AND {rows.qn('id')} = ({queue_sql}) "
+        f"RETURNING {rows.columns(Pair)}"
+    )
+
+
+def _take_next_params(project: Project, user, *, gold: bool) -> list:
+    _, queue_template, slots = _queue_sql(connection.vendor, gold)
     queue_params = list(queue_template)
     for name, value in (("project", project.pk), ("user", user.pk), ("overlap", project.overlap)):
         for index in slots[name]:
             queue_params[index] = value
-    slot_sql, slot_params = _slot_update_sql(project, gold=gold)
-    sql = (
-        f"UPDATE {rows.table(Pair)} {slot_sql} AND {rows.qn('id')} = ({queue_sql}) "
-        f"RETURNING {rows.columns(Pair)}"
-    )
-    return sql, [*slot_params, *queue_params]
+    return [*_slot_update_sql(project, gold=gold)[1], *queue_params]
 
 
 def _take_next(project: Project, user, *, gold: bool) -> Pair | None:
