@@ -3,7 +3,7 @@
 Each figure counts every statement the request sends, as a real client causes it: token
 authentication (not force_authenticate), the view, the services, savepoints, and the review work
 that runs in the request when no broker is configured (on-commit callbacks executed). Issue #17
-lowered them (next 19 → 7, 5 on PostgreSQL; resume 7 → 3; submit 13 → 10 and 27 → 19;
+lowered them (next 19 → 7, 5 on PostgreSQL; resume 7 → 3; submit 13 → 10 and 27 → 18;
 bench/profile_hot.py lists the SQL): an optimisation must lower them here, and nothing may
 raise them unnoticed.
 """
@@ -143,10 +143,10 @@ def test_submit_completing_the_pair_runs_the_agreement_in_the_request(
     _submit(other, _next(other).json()["assignment"]["id"], "other")
     assignment_id = _next(client_1).json()["assignment"]["id"]
 
-    # the 10 above + the agreement, eager without a broker: pair, annotations, changes,
-    # the agreement (one INSERT … ON CONFLICT), resolution, pair status, event, and its own
-    # savepoint pair
-    with django_assert_num_queries(19), django_capture_on_commit_callbacks(execute=True):
+    # the 10 above + the agreement, eager without a broker (after the response when served):
+    # pair, annotations joined to their changes, the agreement (one INSERT … ON CONFLICT),
+    # resolution, pair status, event, and its own savepoint pair
+    with django_assert_num_queries(18), django_capture_on_commit_callbacks(execute=True):
         response = _submit(client_1, assignment_id, "second")
 
     assert response.status_code == 201
