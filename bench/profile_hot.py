@@ -22,11 +22,10 @@ import tempfile
 import time
 from pathlib import Path
 from statistics import mean
-from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.common import bench_answer  # noqa: E402
+from bench.common import bench_answer, stamping_handler  # noqa: E402
 
 # (label, file suffix, function name): the stages of a request worth naming.
 STAGES = [
@@ -119,23 +118,6 @@ def _percentiles(seconds: list[float]) -> tuple[float, float]:
     return ordered[len(ordered) // 2] * 1000, ordered[int(len(ordered) * 0.95)] * 1000
 
 
-def _stamping_handler() -> Any:
-    from django.test.client import ClientHandler
-
-    class StampingHandler(ClientHandler):
-        """The test client's handler, noting when the response is ready: a WSGI server writes
-        it then, and calls its close() after (where work run after the response goes)."""
-
-        answered = 0.0
-
-        def get_response(self, request):
-            response = super().get_response(request)
-            self.answered = time.perf_counter()
-            return response
-
-    return StampingHandler()
-
-
 def _stage_times(profile: cProfile.Profile, rounds: int) -> list[str]:
     stats = pstats.Stats(profile).stats  # type: ignore[attr-defined]
     lines = []
@@ -175,7 +157,7 @@ def main() -> None:
 
     slug, token = _seed(args.rounds * 2 + 20, args.overlap)
     client = Client(HTTP_AUTHORIZATION=f"Token {token}")
-    handler = client.handler = _stamping_handler()
+    handler = client.handler = stamping_handler()
 
     def profile() -> cProfile.Profile:
         return cProfile.Profile(time.process_time) if args.cpu else cProfile.Profile()
