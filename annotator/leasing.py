@@ -67,7 +67,7 @@ def assignment_lease_next_in(
     now = now or timezone.now()
     eager = settings.CELERY_TASK_ALWAYS_EAGER
     state, at = AssignmentState.LEASED.value, rows.when(now)
-    params = [user.pk or 0, *([state, at] if eager else []), user.pk or 0, state, at, slug]
+    params = [*([state, at] if eager else []), user.pk or 0, user.pk or 0, state, at, slug]
     row = rows.fetchone(_lease_start_sql(connection.vendor, eager), params)
     if row is None:
         raise Http404("no such project")
@@ -91,7 +91,7 @@ def _lease_start_sql(vendor: str, eager: bool) -> str:
         f"WHERE {m}.{qn('project_id')} = {r}.{qn('id')} AND {m}.{qn('user_id')} = %s LIMIT 1"
     )
     expired = f", EXISTS ({_expired_sql(vendor)})" if eager else ""
-    la, lp = qn("la"), qn("lp")
+    la, lp, live_id = qn("la"), qn("lp"), qn("live_id")
     live = (  # assignment_live's lease, as a subquery on the project
         f"SELECT {la}.{qn('id')} FROM {rows.table(Assignment)} {la} "
         f"INNER JOIN {rows.table(Pair)} {lp} ON {lp}.{qn('id')} = {la}.{qn('pair_id')} "
@@ -99,12 +99,19 @@ def _lease_start_sql(vendor: str, eager: bool) -> str:
         f"AND {la}.{qn('state')} = %s AND {la}.{qn('expires_at')} > %s "
         f"ORDER BY {la}.{qn('leased_at')} ASC, {la}.{qn('id')} ASC LIMIT 1"
     )
+    # The project (one row, by its unique slug) with its role and live lease's id first, then
+    # that lease and its pair by primary key. Joined on the subquery itself, PostgreSQL hashed
+    # the whole assignment table; OFFSET 0 keeps it from merging the two levels back.
+    project = (
+        f"SELECT {rows.columns(Project, 'r')}, ({role}) AS {qn('role')}, ({live}) AS {live_id} "
+        f"FROM {rows.table(Project)} {r} WHERE {r}.{qn('slug')} = %s"
+        + (" OFFSET 0" if vendor == "postgresql" else "")
+    )
     return (
-        f"SELECT {rows.columns(Project, 'r')}, ({role}), {rows.columns(Assignment, 'a')}, "
-        f"{rows.columns(Pair, 'p')}{expired} FROM {rows.table(Project)} {r} "
-        f"LEFT JOIN {rows.table(Assignment)} {a} ON {a}.{qn('id')} = ({live}) "
-        f"LEFT JOIN {rows.table(Pair)} {p} ON {p}.{qn('id')} = {a}.{qn('pair_id')} "
-        f"WHERE {r}.{qn('slug')} = %s"
+        f"SELECT {rows.columns(Project, 'r')}, {r}.{qn('role')}, {rows.columns(Assignment, 'a')}, "
+        f"{rows.columns(Pair, 'p')}{expired} FROM ({project}) {r} "
+        f"LEFT JOIN {rows.table(Assignment)} {a} ON {a}.{qn('id')} = {r}.{live_id} "
+        f"LEFT JOIN {rows.table(Pair)} {p} ON {p}.{qn('id')} = {a}.{qn('pair_id')}"
     )
 
 
