@@ -17,6 +17,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, connection, transaction
 from django.db.models import F
+from django.http import Http404
 from django.utils import timezone
 
 from annotator.models import (
@@ -30,8 +31,8 @@ from annotator.models import (
 )
 from annotator.selectors import assignment_live, queue_candidates
 from config import rows
-from projects.access import Action, project_role, role_may
-from projects.models import Project, Role
+from projects.access import Action, member_check, project_role, role_may
+from projects.models import Membership, Project, Role
 
 _ATTEMPTS = 8  # candidates tried when concurrent callers keep winning the same pair
 
@@ -53,12 +54,86 @@ def assignment_lease_next(
     started come first, so pairs get finished. None when nothing is left for this caller.
     """
     now = now or timezone.now()
-    current = assignment_live(user, project, now=now)
+    return _lease_next(project, user, assignment_live(user, project, now=now), now=now, rng=rng)
+
+
+def assignment_lease_next_in(
+    *, slug: str, user, now: datetime | None = None, rng: random.Random | None = None
+) -> tuple[Project, Assignment | None]:
+    """`assignment_lease_next` in the project named ``slug`` when the user may annotate there
+    (else Http404 or PermissionDenied, as `access.project_for`). The annotator's hot `next`:
+    the project, the caller's role, their live lease with its pair and, without a broker,
+    whether any lease has expired come in one statement."""
+    now = now or timezone.now()
+    eager = settings.CELERY_TASK_ALWAYS_EAGER
+    state, at = AssignmentState.LEASED.value, rows.when(now)
+    params = [*([state, at] if eager else []), user.pk or 0, user.pk or 0, state, at, slug]
+    row = rows.fetchone(_lease_start_sql(connection.vendor, eager), params)
+    if row is None:
+        raise Http404("no such project")
+    project = rows.from_row(Project, row)
+    at_role = rows.width(Project)
+    member_check(user, row[at_role], Action.ANNOTATE)
+    current = None
+    if row[at_role + 1] is not None:  # the live lease's id
+        current = rows.from_row(Assignment, row, start=at_role + 1)
+        current.pair = rows.from_row(Pair, row, start=at_role + 1 + rows.width(Assignment))
+        current.pair.project = project
+    expired = bool(row[-1]) if eager else False
+    return project, _lease_next(project, user, current, now=now, rng=rng, expired=expired)
+
+
+@cache
+def _lease_start_sql(vendor: str, eager: bool) -> str:
+    r, m, a, p, qn = rows.qn("r"), rows.qn("m"), rows.qn("a"), rows.qn("p"), rows.qn
+    role = (
+        f"SELECT {m}.{qn('role')} FROM {rows.table(Membership)} {m} "
+        f"WHERE {m}.{qn('project_id')} = {r}.{qn('id')} AND {m}.{qn('user_id')} = %s LIMIT 1"
+    )
+    expired = f", EXISTS ({_expired_sql(vendor)})" if eager else ""
+    la, lp, live_id = qn("la"), qn("lp"), qn("live_id")
+    live = (  # assignment_live's lease, as a subquery on the project
+        f"SELECT {la}.{qn('id')} FROM {rows.table(Assignment)} {la} "
+        f"INNER JOIN {rows.table(Pair)} {lp} ON {lp}.{qn('id')} = {la}.{qn('pair_id')} "
+        f"WHERE {la}.{qn('annotator_id')} = %s AND {lp}.{qn('project_id')} = {r}.{qn('id')} "
+        f"AND {la}.{qn('state')} = %s AND {la}.{qn('expires_at')} > %s "
+        f"ORDER BY {la}.{qn('leased_at')} ASC, {la}.{qn('id')} ASC LIMIT 1"
+    )
+    # The project (one row, by its unique slug) with its role and live lease's id first, then
+    # that lease and its pair by primary key. Joined on the subquery itself, PostgreSQL hashed
+    # the whole assignment table; OFFSET 0 keeps it from merging the two levels back.
+    project = (
+        f"SELECT {rows.columns(Project, 'r')}, ({role}) AS {qn('role')}, ({live}) AS {live_id} "
+        f"FROM {rows.table(Project)} {r} WHERE {r}.{qn('slug')} = %s"
+        + (" OFFSET 0" if vendor == "postgresql" else "")
+    )
+    return (
+        f"SELECT {rows.columns(Project, 'r')}, {r}.{qn('role')}, {rows.columns(Assignment, 'a')}, "
+        f"{rows.columns(Pair, 'p')}{expired} FROM ({project}) {r} "
+        f"LEFT JOIN {rows.table(Assignment)} {a} ON {a}.{qn('id')} = {r}.{live_id} "
+        f"LEFT JOIN {rows.table(Pair)} {p} ON {p}.{qn('id')} = {a}.{qn('pair_id')}"
+    )
+
+
+def _lease_next(
+    project: Project,
+    user,
+    current: Assignment | None,
+    *,
+    now: datetime,
+    rng: random.Random | None,
+    expired: bool | None = None,
+) -> Assignment | None:
+    """The live lease ``current`` renewed, or a new lease. ``expired``: whether any lease has
+    expired, when already known (None: asked here, without a broker)."""
     if current is not None:
         current.expires_at = now + lease_duration()
         rows.update(current, ["expires_at"])
         return current
-    _expire_in_request(now)
+    if expired is None:
+        _expire_in_request(now)
+    elif expired:
+        assignments_expire(now=now)
     for gold in _queue_order(project, rng or random.Random()):
         assignment = _lease_from(project, user, gold=gold, now=now)
         if assignment is not None:
@@ -220,20 +295,30 @@ def _lease_from(project: Project, user, *, gold: bool, now: datetime) -> Assignm
 def _slot_update_sql(project: Project, *, gold: bool) -> tuple[str, list]:
     """SET and guard of the UPDATE that counts one more annotator on a pair: still open (the
     screening gate may have held it since it was read) and, for regular pairs, not full."""
-    qn = connection.ops.quote_name
+    params: list = [*_SLOT_PARAMS]
+    if not gold:
+        params.append(project.overlap)
+    return _slot_sql(connection.vendor, gold), params
+
+
+_SLOT_PARAMS = (
+    PairStatus.IMPORTED.value,
+    PairStatus.PRE_ANNOTATED.value,
+    PairStatus.IN_ANNOTATION.value,
+    *(str(s) for s in OPEN_STATUSES),
+)
+
+
+@cache
+def _slot_sql(vendor: str, gold: bool) -> str:
+    qn = rows.qn
     n_taken, status = qn("n_taken"), qn("status")
-    starting = [PairStatus.IMPORTED.value, PairStatus.PRE_ANNOTATED.value]
-    open_ = [str(s) for s in OPEN_STATUSES]
     sql = (
         f"SET {n_taken} = {n_taken} + 1, {status} = CASE WHEN {status} IN (%s, %s) "
         f"THEN %s ELSE {status} END "
-        f"WHERE {status} IN ({', '.join(['%s'] * len(open_))})"
+        f"WHERE {status} IN ({', '.join(['%s'] * len(OPEN_STATUSES))})"
     )
-    params: list = [*starting, PairStatus.IN_ANNOTATION.value, *open_]
-    if not gold:
-        sql += f" AND {n_taken} < %s"
-        params.append(project.overlap)
-    return sql, params
+    return sql if gold else sql + f" AND {n_taken} < %s"
 
 
 def _lease_in_one_statement(project: Project, user, *, gold: bool, now: datetime):
@@ -247,14 +332,14 @@ def _lease_in_one_statement(project: Project, user, *, gold: bool, now: datetime
     return _lease_in_one_statement_now(project, user, gold=gold, now=now)
 
 
-def _lease_in_one_statement_now(project: Project, user, *, gold: bool, now: datetime):
-    update_sql, update_params = _take_next_sql(project, user, gold=gold)
+@cache
+def _lease_in_one_statement_sql(vendor: str, gold: bool, locks: bool) -> str:
     qn = rows.qn
     leased = _lease_insert_sql(
         f"SELECT {qn('id')}, %s, %s, %s, %s FROM {qn('taken')}", returning=("id", "pair_id")
     )
-    sql = (
-        f"WITH {qn('taken')} AS ({update_sql}), "
+    return (
+        f"WITH {qn('taken')} AS ({_take_next_text(vendor, gold, locks)}), "
         f"{qn('leased')} AS ({leased}), "
         f"{qn('logged')} AS (INSERT INTO {rows.table(PairEvent)} ({_columns_sql(_EVENT_COLUMNS)}) "
         f"SELECT {qn('pair_id')}, %s, %s, jsonb_build_object('assignment', {qn('id')}), %s "
@@ -262,6 +347,12 @@ def _lease_in_one_statement_now(project: Project, user, *, gold: bool, now: date
         f"SELECT {rows.columns(Pair, 'taken')}, {qn('leased')}.{qn('id')} "
         f"FROM {qn('taken')}, {qn('leased')}"
     )
+
+
+def _lease_in_one_statement_now(project: Project, user, *, gold: bool, now: datetime):
+    locks = connection.features.has_select_for_update_skip_locked
+    sql = _lease_in_one_statement_sql(connection.vendor, gold, locks)
+    update_params = _take_next_params(project, user, gold=gold)
     expires_at = now + lease_duration()
     lease = [user.pk, AssignmentState.LEASED.value, now, expires_at]
     row = rows.fetchone(sql, [*update_params, *lease, user.pk, PairEventKind.LEASED.value, now])
@@ -284,19 +375,30 @@ def _lease_in_one_statement_now(project: Project, user, *, gold: bool, now: date
 def _take_next_sql(project: Project, user, *, gold: bool) -> tuple[str, list]:
     """The UPDATE of `_take_next`, and its parameters."""
     locks = connection.features.has_select_for_update_skip_locked
-    queue_sql, queue_template, slots = _queue_sql(connection.vendor, gold)
+    return (
+        _take_next_text(connection.vendor, gold, locks),
+        _take_next_params(project, user, gold=gold),
+    )
+
+
+@cache
+def _take_next_text(vendor: str, gold: bool, locks: bool) -> str:
+    queue_sql = _queue_sql(vendor, gold)[0]
     if locks:
         queue_sql += " " + connection.ops.for_update_sql(skip_locked=True, of=(rows.table(Pair),))
+    return (
+        f"UPDATE {rows.table(Pair)} {_slot_sql(vendor, gold)} AND {rows.qn('id')} = ({queue_sql}) "
+        f"RETURNING {rows.columns(Pair)}"
+    )
+
+
+def _take_next_params(project: Project, user, *, gold: bool) -> list:
+    _, queue_template, slots = _queue_sql(connection.vendor, gold)
     queue_params = list(queue_template)
     for name, value in (("project", project.pk), ("user", user.pk), ("overlap", project.overlap)):
         for index in slots[name]:
             queue_params[index] = value
-    slot_sql, slot_params = _slot_update_sql(project, gold=gold)
-    sql = (
-        f"UPDATE {rows.table(Pair)} {slot_sql} AND {rows.qn('id')} = ({queue_sql}) "
-        f"RETURNING {rows.columns(Pair)}"
-    )
-    return sql, [*slot_params, *queue_params]
+    return [*_slot_update_sql(project, gold=gold)[1], *queue_params]
 
 
 def _take_next(project: Project, user, *, gold: bool) -> Pair | None:

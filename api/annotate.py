@@ -10,7 +10,7 @@ from rest_framework.decorators import api_view
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from annotator.leasing import assignment_lease_next, assignment_skip
+from annotator.leasing import assignment_lease_next_in, assignment_skip
 from annotator.models import Assignment
 from annotator.submitting import SubmitConflict, annotation_submit, assignment_draft_save
 from api.errors import error_response
@@ -22,7 +22,6 @@ from api.serializers import (
     SubmitResultSerializer,
 )
 from pairdiff.answers import AnswerInvalid
-from projects import access
 
 ERRORS = {400: ErrorSerializer, 403: ErrorSerializer, 404: ErrorSerializer, 409: ErrorSerializer}
 IDEMPOTENCY_KEY = OpenApiParameter(
@@ -63,8 +62,7 @@ def _lease_body(assignment: Assignment) -> dict:
 @api_view(["POST"])
 def lease_next(request: Request, slug: str) -> Response:
     """Lease the next pair for the caller (or resume their live lease); 204 when none is left."""
-    project, _ = access.project_for(request.user, slug, access.Action.ANNOTATE)
-    assignment = assignment_lease_next(project=project, user=request.user)
+    _, assignment = assignment_lease_next_in(slug=slug, user=request.user)
     if assignment is None:
         return Response(status=status.HTTP_204_NO_CONTENT)
     return Response(_LEASE.to_representation(_lease_body(assignment)))

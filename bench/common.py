@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 LOCAL_POSTGRES = "postgres://postgres@127.0.0.1:5432/"
 # (several engineers bench on one host; each uses a name nobody else does).
@@ -83,3 +84,22 @@ def bench_answer() -> dict:
         "boxes_b": [[20, 10, 40, 30]],
     }
     return {"tier": "excellent", "defects": [], "time_spent_ms": 9000, "changes": [change]}
+
+
+def stamping_handler() -> Any:
+    """Django's test-client handler, noting (`answered`, perf_counter) when each response is
+    ready: a WSGI server writes it then and calls its close() after, where the work run after
+    the response goes (config.after_response). Call after django.setup()."""
+    import time
+
+    from django.test.client import ClientHandler
+
+    class StampingHandler(ClientHandler):
+        answered = 0.0
+
+        def get_response(self, request):
+            response = super().get_response(request)
+            self.answered = time.perf_counter()
+            return response
+
+    return StampingHandler()

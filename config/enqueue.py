@@ -8,18 +8,36 @@ from celery import Task
 from django.db import transaction
 from kombu.exceptions import KombuError
 
+from config.after_response import run_after_response
+
 log = logging.getLogger(__name__)
 
 
-def enqueue_on_commit(task: Task, *args) -> None:
+def enqueue_on_commit(task: Task, *args, after_response: bool = False) -> None:
     """Send ``task(*args)`` once the current transaction commits (at once outside one).
 
     The data is committed by then, so a broker that is down or stuck must not turn the request
     into an error: the send is logged and dropped, and the periodic sweeps (CELERY_BEAT_SCHEDULE)
     find the work that was never done and send it again. Publishing fails fast (settings:
     DIFFMARK_BROKER_TIMEOUT, CELERY_TASK_PUBLISH_RETRY).
+
+    ``after_response``: work the response does not show. Without a broker it then runs once the
+    request's response is sent (config.after_response), not before; with one it is sent at
+    commit as any other.
     """
-    transaction.on_commit(lambda: enqueue(task, *args))
+    if after_response:
+        transaction.on_commit(lambda: _send_after_response(task, args))
+    else:
+        transaction.on_commit(lambda: enqueue(task, *args))
+
+
+def _send_after_response(task: Task, args: tuple) -> None:
+    if task.app.conf.task_always_eager:
+        # No broker: the task's own function, here. Celery's eager apply would add a tracer, a
+        # round trip of the arguments through the serializer and a result nobody reads.
+        run_after_response(lambda: task(*args))
+    else:
+        enqueue(task, *args)
 
 
 def enqueue(task: Task, *args) -> bool:

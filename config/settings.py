@@ -47,6 +47,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: the review work a submit triggers runs after the response is sent (no broker).
+    "config.after_response.AfterResponseMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "config.middleware.SecurityHeadersMiddleware",  # CSP and Permissions-Policy
     "config.middleware.DatabaseUnavailableMiddleware",  # 503 + Retry-After, not a 500 page

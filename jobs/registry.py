@@ -62,8 +62,10 @@ def task_for(kind: str) -> Task:
 
 
 def work_enqueue_on_commit(kind: str, *args: Any) -> None:
-    """Send the task of ``kind`` with ``args`` once the current transaction commits."""
-    enqueue_on_commit(task_for(kind), *args)
+    """Send the task of ``kind`` with ``args`` once the current transaction commits. Work
+    without a Job row (``Work``: a cross-check, a gold score) is what nobody waits for: without
+    a broker it runs after the request's response is sent (config.after_response)."""
+    enqueue_on_commit(task_for(kind), *args, after_response=str(kind) in Work.values)
 
 
 def job_task(job: Any) -> tuple[Task, tuple] | None:

@@ -126,21 +126,23 @@ def project_for(user, slug: str, action: Action) -> tuple[Project, Role]:
     row = rows.fetchone(_project_for_sql(connection.vendor), [user.pk or 0, slug])
     if row is None:
         raise Http404("no such project")
-    project = rows.from_row(Project, row)
-    project.member_role = row[-1]  # type: ignore[attr-defined]  # read by role_of
+    return rows.from_row(Project, row), member_check(user, row[-1], action)
+
+
+def member_check(user, member_role: str | None, action: Action) -> Role:
+    """``project_check`` for a membership role already read with the project (None: no
+    membership): the user's role when it allows ``action``, else Http404 or PermissionDenied."""
     if not user.is_authenticated:
         role = None
     elif user.is_superuser:
         role = Role.LEAD
     else:
-        # django-stubs drops the .annotate() field through get_object_or_404.
-        member_role = project.member_role  # type: ignore[attr-defined]
         role = Role(member_role) if member_role else None
     if role is None:
         raise Http404("no such project")
     if not role_may(role, action):
         raise PermissionDenied(REFUSED[action])
-    return project, role
+    return role
 
 
 def project_may_create(user) -> bool:

@@ -79,41 +79,40 @@ def _pair_sql(vendor: str, locks: bool) -> str:
 
 @cache
 def _annotations_sql(vendor: str) -> str:
-    qn = rows.qn
-    return (
+    """The pair's first two annotations, each joined to its changes (a row with NULL change
+    columns for an annotation without any), in order."""
+    a, c, qn = rows.qn("a"), rows.qn("c"), rows.qn
+    first_two = (
         f"SELECT {rows.columns(Annotation)} FROM {rows.table(Annotation)} "
         f"WHERE {qn('pair_id')} = %s ORDER BY {qn('created_at')} ASC, {qn('id')} ASC LIMIT 2"
     )
-
-
-@cache
-def _changes_sql(vendor: str, n: int) -> str:
-    qn = rows.qn
     return (
-        f"SELECT {rows.columns(Change)} FROM {rows.table(Change)} "
-        f"WHERE {qn('annotation_id')} IN ({', '.join(['%s'] * n)}) "
-        f"ORDER BY {qn('position')} ASC, {qn('id')} ASC"
+        f"SELECT {rows.columns(Annotation, 'a')}, {rows.columns(Change, 'c')} "
+        f"FROM ({first_two}) {a} "
+        f"LEFT JOIN {rows.table(Change)} {c} ON {c}.{qn('annotation_id')} = {a}.{qn('id')} "
+        f"ORDER BY {a}.{qn('created_at')} ASC, {a}.{qn('id')} ASC, "
+        f"{c}.{qn('position')} ASC, {c}.{qn('id')} ASC"
     )
 
 
 def _first_annotations(pair: Pair) -> list[Annotation]:
-    """The pair's first two annotations, each with its changes known (two statements, as
-    prefetch_related sends them)."""
+    """The pair's first two annotations, each with its changes known, in one statement."""
     with connection.cursor() as cursor:
         cursor.execute(_annotations_sql(connection.vendor), [pair.pk])
-        annotations = [rows.from_row(Annotation, row) for row in cursor.fetchall()]
-        if not annotations:
-            return []
-        cursor.execute(
-            _changes_sql(connection.vendor, len(annotations)), [a.pk for a in annotations]
-        )
-        changes = [rows.from_row(Change, row) for row in cursor.fetchall()]
-    for annotation in annotations:
-        annotation.pair = pair
-        annotation_changes_known(
-            annotation, [c for c in changes if c.annotation_id == annotation.pk]
-        )
-    return annotations
+        found = cursor.fetchall()
+    annotations: dict[int, Annotation] = {}
+    changes: dict[int, list[Change]] = {}
+    at = rows.width(Annotation)
+    for row in found:
+        if row[0] not in annotations:
+            annotation = annotations[row[0]] = rows.from_row(Annotation, row)
+            annotation.pair = pair
+            changes[row[0]] = []
+        if row[at] is not None:  # the change's id: NULL when the annotation has none
+            changes[row[0]].append(rows.from_row(Change, row, start=at))
+    for pk, annotation in annotations.items():
+        annotation_changes_known(annotation, changes[pk])
+    return list(annotations.values())
 
 
 def agreement_compute(*, pair_id: int) -> Agreement | None:

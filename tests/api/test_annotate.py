@@ -1,7 +1,15 @@
+from datetime import timedelta
+
 import pytest
+from django.contrib.auth import get_user_model
+from django.utils import timezone
 from rest_framework.test import APIClient
 
-from annotator.models import Annotation, Assignment
+from annotator.leasing import assignment_lease_next
+from annotator.models import Annotation, Assignment, AssignmentState
+from projects.creating import project_create
+from projects.members import membership_set
+from projects.models import Role
 from tests.factories import answer, make_pair
 
 
@@ -126,3 +134,39 @@ def test_skip_returns_the_pair_to_others(api, project, annotator_2):
     other = APIClient()
     other.force_authenticate(annotator_2)
     assert _lease(other).status_code == 200
+
+
+def test_next_resumes_the_callers_live_lease_in_this_project_only(api, project, annotator_1):
+    other = project_create(slug="boats", name="Boats")
+    membership_set(project=other, user=annotator_1, role=Role.ANNOTATOR)
+    pair, boat = make_pair(project), make_pair(other)
+    in_boats = _lease(api, "boats").json()["assignment"]
+
+    first = _lease(api).json()["assignment"]
+    again = _lease(api).json()["assignment"]
+
+    assert in_boats["pair"]["id"] == boat.pk
+    assert first["pair"]["id"] == pair.pk and again["id"] == first["id"]
+    assert again["expires_at"] >= first["expires_at"]  # renewed
+
+
+def test_without_a_broker_next_returns_expired_leases_to_the_pool_first(api, project, annotator_2):
+    project.overlap = 1
+    project.save(update_fields=["overlap"])
+    pair = make_pair(project)
+    theirs = assignment_lease_next(project=project, user=annotator_2)
+    Assignment.objects.filter(pk=theirs.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+
+    response = _lease(api)
+
+    assert response.json()["assignment"]["pair"]["id"] == pair.pk
+    assert Assignment.objects.get(pk=theirs.pk).state == AssignmentState.EXPIRED
+
+
+def test_an_admin_outside_the_project_leases_as_a_lead(project, db):
+    make_pair(project)
+    admin = get_user_model().objects.create_superuser("admin", password="admin-password-1")
+    client = APIClient()
+    client.force_authenticate(admin)
+
+    assert _lease(client).status_code == 200

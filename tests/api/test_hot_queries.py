@@ -3,7 +3,7 @@
 Each figure counts every statement the request sends, as a real client causes it: token
 authentication (not force_authenticate), the view, the services, savepoints, and the review work
 that runs in the request when no broker is configured (on-commit callbacks executed). Issue #17
-lowered them (next 19 → 9, 7 on PostgreSQL; resume 7 → 4; submit 13 → 10 and 27 → 19;
+lowered them (next 19 → 7, 5 on PostgreSQL; resume 7 → 3; submit 13 → 10 and 27 → 18;
 bench/profile_hot.py lists the SQL): an optimisation must lower them here, and nothing may
 raise them unnoticed.
 """
@@ -58,11 +58,12 @@ def _submit(client, assignment_id: int, key: str):
 def test_next_leasing_a_new_pair(project, client_1, django_assert_num_queries):
     pair = make_pair(project)
 
-    # token; project with the role; live lease; anything to expire (EXISTS, no broker); lease
-    # (savepoint, UPDATE … RETURNING the pair, INSERT the assignment, INSERT the event, release).
-    # PostgreSQL sends the lease's three as one statement (CTEs); the savepoint is there because
-    # the test runs in a transaction (a request in autocommit sends neither).
-    with django_assert_num_queries(LEASE_STATEMENTS + 6):
+    # token; project with the role, the live lease and anything to expire (EXISTS, no broker),
+    # one statement; lease (savepoint, UPDATE … RETURNING the pair, INSERT the assignment, INSERT
+    # the event, release). PostgreSQL sends the lease's three as one statement (CTEs); the
+    # savepoint is there because the test runs in a transaction (a request in autocommit sends
+    # neither).
+    with django_assert_num_queries(LEASE_STATEMENTS + 4):
         response = _next(client_1)
 
     assert response.status_code == 200
@@ -75,8 +76,9 @@ def test_next_with_a_broker_leaves_expiry_to_the_beat_sweep(
     make_pair(project)
     settings.CELERY_TASK_ALWAYS_EAGER = False  # a broker: beat runs expire_leases every minute
 
-    # as above without the EXISTS: the request never looks for expired leases
-    with django_assert_num_queries(LEASE_STATEMENTS + 5):
+    # as above; the first statement leaves out the EXISTS: the request never looks for expired
+    # leases
+    with django_assert_num_queries(LEASE_STATEMENTS + 4):
         response = _next(client_1)
 
     assert response.status_code == 200
@@ -86,17 +88,17 @@ def test_next_resuming_the_live_lease(project, client_1, django_assert_num_queri
     make_pair(project)
     first = _next(client_1).json()["assignment"]["id"]
 
-    # token; project with the role; live lease with its pair; renew
-    with django_assert_num_queries(4):
+    # token; project with the role and the live lease with its pair; renew
+    with django_assert_num_queries(3):
         response = _next(client_1)
 
     assert response.json()["assignment"]["id"] == first
 
 
 def test_next_with_nothing_left(project, client_1, django_assert_num_queries):
-    # token; project with the role; live lease; anything to expire; savepoint, UPDATE (no
+    # token; project with the role, live lease and anything to expire; savepoint, UPDATE (no
     # row), release
-    with django_assert_num_queries(7):
+    with django_assert_num_queries(5):
         response = _next(client_1)
 
     assert response.status_code == 204
@@ -141,10 +143,10 @@ def test_submit_completing_the_pair_runs_the_agreement_in_the_request(
     _submit(other, _next(other).json()["assignment"]["id"], "other")
     assignment_id = _next(client_1).json()["assignment"]["id"]
 
-    # the 10 above + the agreement, eager without a broker: pair, annotations, changes,
-    # the agreement (one INSERT … ON CONFLICT), resolution, pair status, event, and its own
-    # savepoint pair
-    with django_assert_num_queries(19), django_capture_on_commit_callbacks(execute=True):
+    # the 10 above + the agreement, eager without a broker (after the response when served):
+    # pair, annotations joined to their changes, the agreement (one INSERT … ON CONFLICT),
+    # resolution, pair status, event, and its own savepoint pair
+    with django_assert_num_queries(18), django_capture_on_commit_callbacks(execute=True):
         response = _submit(client_1, assignment_id, "second")
 
     assert response.status_code == 201

@@ -131,3 +131,22 @@ def test_the_projects_tier_rule_decides(
     _annotate(project, annotator_2, answer(tier=tiers[1]))
 
     assert agreement_compute(pair_id=pair.pk).status == status
+
+
+def test_the_cross_check_reads_each_annotations_changes_in_order_also_none(
+    project, pair, annotator_1, annotator_2
+):
+    two = answer()
+    two["changes"].append(two["changes"][0] | {"description": "A second one.", "boxes_a": []})
+    first = _annotate(project, annotator_1, two)
+    second = _annotate(project, annotator_2, {**answer(tier="poor"), "changes": []})
+
+    agreement = agreement_compute(pair_id=pair.pk)
+
+    assert (agreement.annotation_1_id, agreement.annotation_2_id) == (first.pk, second.pk)
+    read = [a.changes.all() for a in (agreement.annotation_1, agreement.annotation_2)]
+    assert [[c.description for c in changes] for changes in read] == [
+        ["The patch changed from red to blue.", "A second one."],
+        [],
+    ]
+    assert agreement.status == "rejected"
