@@ -14,6 +14,7 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 
 from annotator.models import Pair, PairEvent, PairEventKind
+from config.storage import local_path
 from jobs.models import Job
 from pairdiff import strictjson
 from pairdiff.images import ImageInfo, ImageLimits, ImageRejected, inspect_image
@@ -179,7 +180,7 @@ def _files_store(
     for item in checked:
         for name, content in _pair_files(project, item).values():
             files[name] = content
-    if _storage_is_local():
+    if local_path(default_storage, "") is not None:
         # A local write is a memory copy: threads would only contend for the GIL (+50% CPU).
         return {name: _store_file(name, data, written) for name, data in files.items()}
     with ThreadPoolExecutor(max_workers=min(STORE_THREADS, len(files) or 1)) as pool:
@@ -188,14 +189,6 @@ def _files_store(
         }
     # Leaving the pool waited for every write, so `written` is complete when one of them failed.
     return {name: future.result() for name, future in futures.items()}
-
-
-def _storage_is_local() -> bool:
-    try:
-        default_storage.path("")
-    except NotImplementedError:  # a remote storage (S3) has no local paths
-        return False
-    return True
 
 
 def _pair_files(project: Project, item: CheckedPair) -> dict[str, tuple[str, bytes]]:

@@ -22,6 +22,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from annotator.models import Pair, PairStatus
+from config.storage import local_path
 from jobs.lifecycle import job_claim, job_create, job_finish, job_progress, job_start
 from jobs.models import Job, JobKind, JobStatus
 from jobs.registry import work_enqueue_on_commit
@@ -378,7 +379,7 @@ class _ImageCopies:
         self.made: set[str] = set()  # local folders made already
         items = [(s.pair, side) for s in standing for side in ("a", "b")]
         self.stop_at = len(items)  # the batches from this index on start no copy
-        local = _local_path(storage, prefix) is not None
+        local = local_path(storage, prefix) is not None
         self.pool = ThreadPoolExecutor(max_workers=COPIERS if local else 1)
         self.batches = [
             self.pool.submit(self._copy, index, items[start : start + COPY_BATCH])
@@ -434,8 +435,8 @@ def _copy_image(
     expected = pair.sha256_a if side == "a" else pair.sha256_b
     name = image_path(pair, side)
     original = pair.image(side)
-    source = _local_path(original.storage, original.name)
-    target = _local_path(storage, f"{prefix}/{name}")
+    source = local_path(original.storage, original.name)
+    target = local_path(storage, f"{prefix}/{name}")
     if source is None or target is None:
         with original.open("rb") as handle:
             data = handle.read()
@@ -471,14 +472,6 @@ def _check(pair: Pair, side: str, digest: str, expected: str) -> None:
 def _file_sha256(path: str) -> str:
     with open(path, "rb") as handle:
         return hashlib.file_digest(handle, "sha256").hexdigest()
-
-
-def _local_path(storage: Storage, name: str) -> str | None:
-    """The file's path on local disk, or None for a remote store (S3 has no paths)."""
-    try:
-        return storage.path(name)
-    except NotImplementedError:
-        return None
 
 
 def _lead_negatives(standing: list[Standing]) -> tuple[dict, dict]:

@@ -33,26 +33,6 @@ def card_header(
     return hf_yaml(splits, licence=licence, pretty_name=pretty_name)
 
 
-def research_files(
-    files: Mapping[str, bytes],
-    records: Sequence[Mapping],
-    *,
-    meta: Mapping,
-    checksums: Mapping[str, str],
-    read_image: Callable[[str], bytes],
-    rows: Mapping[str, list[dict]] | None = None,
-) -> Iterator[tuple[str, bytes]]:
-    """``(name, bytes)`` of every file, one at a time; ``files`` are the release's data files,
-    ``checksums`` the sha256 of every file written so far, images included (croissant.json,
-    the images config's key), ``read_image(path)`` an image's bytes; ``rows``, when given,
-    is ``config_rows`` of the files and records."""
-    tables, images = research_parts(
-        files, records, meta=meta, checksums=checksums, read_image=read_image, rows=rows
-    )
-    yield from tables
-    yield from images
-
-
 def research_parts(
     files: Mapping[str, bytes],
     records: Sequence[Mapping],
@@ -62,10 +42,13 @@ def research_parts(
     read_image: Callable[[str], bytes],
     rows: Mapping[str, list[dict]] | None = None,
 ) -> tuple[Iterator[tuple[str, bytes]], Iterator[tuple[str, bytes]]]:
-    """``research_files`` in two parts that can be read apart (in two threads): the tables
-    (the configs' Parquet shards, the lmms-eval task, croissant.json), mostly Python; and the
-    files that hold images (the images config's shards, the VLMEvalKit TSVs), mostly reading
-    and copying bytes."""
+    """``(name, bytes)`` of every research file, one at a time, in two parts that can be read
+    apart (in two threads): the tables (the configs' Parquet shards, the lmms-eval task,
+    croissant.json), mostly Python; and the files that hold images (the images config's shards,
+    the VLMEvalKit TSVs), mostly reading and copying bytes. ``files`` are the release's data
+    files, ``checksums`` the sha256 of every file written so far, images included
+    (croissant.json, the images config's key), ``read_image(path)`` an image's bytes; ``rows``,
+    when given, is ``config_rows`` of the files and records."""
     rows = config_rows(files, records) if rows is None else rows
     splits = config_splits(rows)
     columns = {
