@@ -31,8 +31,8 @@ from annotator.models import (
 )
 from annotator.selectors import assignment_live, queue_candidates
 from config import rows
-from projects.access import Action, member_check, project_role, role_may
-from projects.models import Membership, Project, Role
+from projects.access import Action, member_check, member_role_sql, project_role, role_may
+from projects.models import Project, Role
 
 _ATTEMPTS = 8  # candidates tried when concurrent callers keep winning the same pair
 
@@ -85,11 +85,8 @@ def assignment_lease_next_in(
 
 @cache
 def _lease_start_sql(vendor: str, eager: bool) -> str:
-    r, m, a, p, qn = rows.qn("r"), rows.qn("m"), rows.qn("a"), rows.qn("p"), rows.qn
-    role = (
-        f"SELECT {m}.{qn('role')} FROM {rows.table(Membership)} {m} "
-        f"WHERE {m}.{qn('project_id')} = {r}.{qn('id')} AND {m}.{qn('user_id')} = %s LIMIT 1"
-    )
+    r, a, p, qn = rows.qn("r"), rows.qn("a"), rows.qn("p"), rows.qn
+    role = member_role_sql(f"{r}.{qn('id')}")
     expired = f", EXISTS ({_expired_sql(vendor)})" if eager else ""
     la, lp, live_id = qn("la"), qn("lp"), qn("live_id")
     live = (  # assignment_live's lease, as a subquery on the project

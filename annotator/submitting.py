@@ -30,7 +30,8 @@ from config import rows
 from jobs.registry import Work, work_enqueue_on_commit
 from pairdiff.answers import AnswerRules, parse_answer
 from pairdiff.geometry import Frame
-from projects.models import Membership, Project
+from projects.access import member_role_sql
+from projects.models import Project
 
 MAX_DRAFT_BYTES = 256 * 1024
 
@@ -63,12 +64,8 @@ def answer_rules(pair: Pair) -> AnswerRules:
 def _locked_sql(vendor: str, locks: bool) -> str:
     # Hand-written (config.rows): every draft save and submit reads it. The caller's role comes
     # with the row, so the membership check costs no extra round trip.
-    a, p, r, m, qn = rows.qn("a"), rows.qn("p"), rows.qn("r"), rows.qn("m"), rows.qn
-    role = (
-        f"SELECT {m}.{qn('role')} FROM {rows.table(Membership)} {m} "
-        f"WHERE {m}.{qn('project_id')} = {p}.{qn('project_id')} AND {m}.{qn('user_id')} = %s "
-        "LIMIT 1"
-    )
+    a, p, r, qn = rows.qn("a"), rows.qn("p"), rows.qn("r"), rows.qn
+    role = member_role_sql(f"{p}.{qn('project_id')}")
     sql = (
         f"SELECT {rows.columns(Assignment, 'a')}, {rows.columns(Pair, 'p')}, "
         f"{rows.columns(Project, 'r')}, ({role}) "

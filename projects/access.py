@@ -109,14 +109,21 @@ def project_check(user, project: Project, action: Action) -> Role:
 @cache
 def _project_for_sql(vendor: str) -> str:
     # Hand-written (config.rows): the annotator's hot `next` asks it on every request.
-    p, m, qn = rows.qn("p"), rows.qn("m"), rows.qn
-    role = (
-        f"SELECT {m}.{qn('role')} FROM {rows.table(Membership)} {m} "
-        f"WHERE {m}.{qn('project_id')} = {p}.{qn('id')} AND {m}.{qn('user_id')} = %s LIMIT 1"
-    )
+    p, qn = rows.qn("p"), rows.qn
     return (
-        f"SELECT {rows.columns(Project, 'p')}, ({role}) FROM {rows.table(Project)} {p} "
-        f"WHERE {p}.{qn('slug')} = %s"
+        f"SELECT {rows.columns(Project, 'p')}, ({member_role_sql(f'{p}.' + qn('id'))}) "
+        f"FROM {rows.table(Project)} {p} WHERE {p}.{qn('slug')} = %s"
+    )
+
+
+def member_role_sql(project_id: str) -> str:
+    """A scalar subquery for hand-written statements (config.rows): the role of the user given
+    as its one parameter in the project whose id is the SQL expression ``project_id``; NULL
+    without a membership. `member_check` reads it."""
+    m, qn = rows.qn("m"), rows.qn
+    return (
+        f"SELECT {m}.{qn('role')} FROM {rows.table(Membership)} {m} "
+        f"WHERE {m}.{qn('project_id')} = {project_id} AND {m}.{qn('user_id')} = %s LIMIT 1"
     )
 
 
