@@ -76,6 +76,9 @@ class Result:
     crowd: Samples
     peak_rss: float
     notes: list[str] = field(default_factory=list)
+    # The server's own clock (gunicorn's access log): 1 client's next and submit, in seconds.
+    served_next: list[float] = field(default_factory=list)
+    served_submit: list[float] = field(default_factory=list)
 
 
 # --- Diffmark ----------------------------------------------------------------------------------
@@ -159,6 +162,18 @@ class DiffmarkDriver:
         return elapsed
 
 
+def served_times(access_log: Path, rounds: int) -> tuple[list[float], list[float]]:
+    """Seconds gunicorn itself took for the 1-client loop's nexts and submits, read from its
+    access log (one line per request, in the order the sole client sent them; the warm-up round
+    left out)."""
+    lines = access_log.read_text().splitlines()[2 : 2 + 2 * rounds]
+    served: dict[str, list[float]] = {"next": [], "submit": []}
+    for line in lines:
+        _method, path, _status, micros = line.split()
+        served["next" if path.endswith("/next/") else "submit"].append(int(micros) / 1e6)
+    return served["next"], served["submit"]
+
+
 def diffmark_check(slug: str, submits: int) -> list[str]:
     """What the database holds after the loops: one annotation per submit, none over overlap."""
     from django.db import connections
@@ -184,6 +199,10 @@ def run_diffmark(args, stack: contextlib.ExitStack, workdir: Path, *, gunicorn: 
         argv = [str(Path(sys.executable).parent / "gunicorn"), "config.wsgi:application"]
         argv += ["--bind", f"{HOST}:{args.port}", "--workers", str(args.workers)]
         argv += ["--log-level", "warning"]
+        # %(D)s: gunicorn's request time in µs, from the parsed request until the response is
+        # written (before its close(), where the work after the response runs).
+        argv += ["--access-logfile", str(workdir / "access.log")]
+        argv += ["--access-logformat", "%(m)s %(U)s %(s)s %(D)s"]
     else:  # exactly what `make run` starts (DEBUG=1, the autoreloader watching the files)
         argv = [sys.executable, "manage.py", "runserver", f"{HOST}:{args.port}"]
     server = start_group(argv, env=env, cwd=str(ROOT), log_path=str(workdir / "diffmark.log"))
@@ -192,6 +211,8 @@ def run_diffmark(args, stack: contextlib.ExitStack, workdir: Path, *, gunicorn: 
     driver = DiffmarkDriver(args.port, slug, tokens)
     result = _loops("gunicorn" if gunicorn else "runserver", name, driver, args, server.pid)
     stop_group(server)
+    if gunicorn:
+        result.served_next, result.served_submit = served_times(workdir / "access.log", args.single)
     submits = 1 + len(result.single.submit) + len(result.crowd.submit)  # 1: the warm-up
     result.notes += diffmark_check(slug, submits)
     return result
@@ -400,6 +421,12 @@ def table(results: list[Result], inproc: InProcess | None, args) -> str:
         ["submit, 1 client, p50 / p95"]
         + [_row2(r.single.submit if r else None) for r in columns]
         + ["≤ 8 / 15 ms", ratio(lat("submit"))],
+        ["next, 1 client, server-side p50 / p95 (gunicorn's own request time)"]
+        + [_row2(r.served_next if r else None) for r in columns]
+        + ["≤ 5 ms p50", "–"],
+        ["submit, 1 client, server-side p50 / p95"]
+        + [_row2(r.served_submit if r else None) for r in columns]
+        + ["", "–"],
         [f"{args.users} users ×{args.rounds}: submits/s"]
         + [f"{r.crowd.submits_per_second:.1f}" if r else "–" for r in columns]
         + ["≥ 5× Label Studio", ratio(lambda r: r.crowd.submits_per_second, True)],

@@ -5,6 +5,10 @@ database spends answering it; `next` and `submit` send several on every request.
 is a string built once from the models' metadata, and these helpers turn its rows back into
 model instances with the same conversions the ORM applies (JSON, and dates on SQLite), so the
 callers get the objects they always got.
+
+On PostgreSQL these statements are also prepared, once per connection and statement
+(`DATABASE_PREPARED_STATEMENTS`): parsing and planning them cost the server more than running
+them. A statement whose best plan depends on its parameters opts out (`prepared=False`).
 """
 
 from __future__ import annotations
@@ -14,7 +18,8 @@ from datetime import datetime
 from functools import cache
 from typing import Any, TypeVar
 
-from django.db import connection, models
+from django.conf import settings
+from django.db import DEFAULT_DB_ALIAS, connection, connections, models
 
 M = TypeVar("M", bound=models.Model)
 
@@ -61,13 +66,20 @@ def _attnames(model: type[models.Model]) -> tuple[str, ...]:
     return tuple(field.attname for field in model._meta.concrete_fields)
 
 
+def _db() -> Any:
+    """The database wrapper itself: every attribute read through `connection`, a proxy, looks
+    the wrapper up again (hundreds of times in a submit)."""
+    return connections[DEFAULT_DB_ALIAS]
+
+
 def from_row(model: type[M], row: Sequence[Any], start: int = 0) -> M:
     """The instance whose `columns(model)` start at `row[start]`, converted as the ORM does."""
+    db = _db()
     values = list(row[start : start + width(model)])
-    for index, column, converters in _converters(model, connection.vendor):
+    for index, column, converters in _converters(model, db.vendor):
         for convert in converters:
-            values[index] = convert(values[index], column, connection)
-    return model.from_db(connection.alias, _attnames(model), values)
+            values[index] = convert(values[index], column, db)
+    return model.from_db(db.alias, _attnames(model), values)
 
 
 def _field(model: type[models.Model], name: str) -> models.Field:
@@ -79,22 +91,23 @@ def _field(model: type[models.Model], name: str) -> models.Field:
 
 def value(model: type[models.Model], field: str, raw: Any) -> Any:
     """One column's value as the ORM would read it into `model.field`."""
+    db = _db()
     index = _attnames(model).index(_field(model, field).attname)
-    for at, column, converters in _converters(model, connection.vendor):
+    for at, column, converters in _converters(model, db.vendor):
         if at == index:
             for convert in converters:
-                raw = convert(raw, column, connection)
+                raw = convert(raw, column, db)
     return raw
 
 
 def when(value: datetime) -> Any:
     """A datetime parameter as the database stores it (naive UTC text on SQLite)."""
-    return connection.ops.adapt_datetimefield_value(value)
+    return _db().ops.adapt_datetimefield_value(value)
 
 
 def json(model: type[models.Model], field: str, value: Any) -> Any:
     """A JSON parameter adapted as the ORM would write it to `model.field`."""
-    return _field(model, field).get_db_prep_value(value, connection)
+    return _field(model, field).get_db_prep_value(value, _db())
 
 
 @cache
@@ -128,13 +141,14 @@ def insert(objs: Sequence[M], *, conflict: tuple = ()) -> Sequence[M]:
         return objs
     model = type(objs[0])
     fields = _writable(model)
-    params = [f.get_db_prep_save(f.pre_save(obj, True), connection) for obj in objs for f in fields]
-    with connection.cursor() as cursor:
-        cursor.execute(_insert_sql(model, len(objs), conflict, connection.vendor), params)
+    db = _db()
+    params = [f.get_db_prep_save(f.pre_save(obj, True), db) for obj in objs for f in fields]
+    with _cursor(prepared=True) as cursor:
+        cursor.execute(_insert_sql(model, len(objs), conflict, db.vendor), params)
         keys = cursor.fetchall()
     for obj, (pk,) in zip(objs, keys, strict=True):
         obj.pk = pk
-        obj._state.adding, obj._state.db = False, connection.alias
+        obj._state.adding, obj._state.db = False, db.alias
     return objs
 
 
@@ -144,20 +158,62 @@ def update(obj: models.Model, fields: Sequence[str]) -> None:
     model = type(obj)
     found = [_field(model, name) for name in fields]
     assignments = ", ".join(f"{qn(f.column)} = %s" for f in found)
-    params = [f.get_db_prep_save(f.pre_save(obj, False), connection) for f in found]
+    db = _db()
+    params = [f.get_db_prep_save(f.pre_save(obj, False), db) for f in found]
     execute(
         f"UPDATE {table(model)} SET {assignments} WHERE {qn(model._meta.pk.column)} = %s",
         [*params, obj.pk],
     )
 
 
-def fetchone(sql: str, params: Sequence[Any]) -> tuple | None:
-    with connection.cursor() as cursor:
+def fetchone(sql: str, params: Sequence[Any], *, prepared: bool = True) -> tuple | None:
+    with _cursor(prepared) as cursor:
         cursor.execute(sql, params)
         return cursor.fetchone()
 
 
 def execute(sql: str, params: Sequence[Any]) -> int:
-    with connection.cursor() as cursor:
+    with _cursor(prepared=True) as cursor:
         cursor.execute(sql, params)
         return cursor.rowcount
+
+
+def _cursor(prepared: bool) -> Any:
+    """Django's cursor (its query log and wrappers included) over, where statements are
+    prepared, a psycopg cursor that binds on the server and prepares what it runs."""
+    db = _db()
+    if not (prepared and settings.DATABASE_PREPARED_STATEMENTS):
+        return db.cursor()
+    # What connection.cursor() does, with another cursor class under the same wrappers.
+    db.close_if_health_check_failed()
+    db.ensure_connection()
+    preparing, debug_wrapper = _preparing_classes()
+    with db.wrap_database_errors:
+        db.validate_thread_sharing()
+        raw = preparing(db.connection)
+    if db.queries_logged:
+        return debug_wrapper(raw, db)
+    return db.make_cursor(raw)
+
+
+@cache
+def _preparing_classes() -> tuple[type, type]:
+    from django.db.backends.postgresql.base import (  # type: ignore[attr-defined]
+        CursorDebugWrapper,
+        ServerBindingCursor,
+    )
+    from django.db.backends.utils import CursorWrapper
+
+    class PreparingCursor(ServerBindingCursor):
+        def execute(self, query, params=None, *, prepare=None, binary=None):
+            return super().execute(query, params, prepare=True, binary=binary)
+
+    class PreparedDebugWrapper(CursorDebugWrapper):
+        """The query log shows the statement with its values, as for the ORM's cursors (psycopg
+        keeps no text of a prepared statement's run to read it from)."""
+
+        def execute(self, sql, params=None):
+            with self.debug_sql(self.db.ops.compose_sql(sql, params)):
+                return CursorWrapper.execute(self, sql, params)
+
+    return PreparingCursor, PreparedDebugWrapper

@@ -97,6 +97,17 @@ DATABASES = {
         conn_health_checks=env_bool("DATABASE_CONN_HEALTH_CHECKS", False),
     )
 }
+# PostgreSQL: the hot path's own statements (config.rows) are prepared once per connection, so
+# the server parses and plans each only once (issue #17). Nothing else is: the ORM's cursors bind
+# on the client, which psycopg never prepares. Off for a pooler in transaction mode that does not
+# keep prepared statements (PgBouncer before 1.21).
+DATABASE_PREPARED_STATEMENTS = DATABASES["default"]["ENGINE"].endswith("postgresql") and env_bool(
+    "DATABASE_PREPARED_STATEMENTS", True
+)
+if DATABASE_PREPARED_STATEMENTS:
+    # psycopg prepares a statement when asked, or after this many runs; Django's default (None)
+    # would refuse even when asked.
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault("prepare_threshold", 2**31 - 1)
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # WAL: readers never wait for the writer, and a commit appends to the log instead of
     # syncing the database file (synchronous=NORMAL: durable up to a power cut, never corrupt).
