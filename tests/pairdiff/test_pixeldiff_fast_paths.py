@@ -23,7 +23,15 @@ from pairdiff.pixeldiff.maps import (
     to_lab,
 )
 from pairdiff.pixeldiff.morphology import dilate, erode
-from pairdiff.pixeldiff.whole import _fine, _fine_box, _fine_like, _tile_means, _touched, spread
+from pairdiff.pixeldiff.whole import (
+    _fine,
+    _fine_box,
+    _fine_like,
+    _tile_means,
+    _touched,
+    fit_tone,
+    spread,
+)
 
 
 def _disk(radius: int) -> np.ndarray:
@@ -90,6 +98,37 @@ def test_identical_and_everywhere_different_pairs_take_the_plain_path():
     assert differing_box(a, grain, 2 * REACH) == (slice(0, 64), slice(0, 64))
     m = maps(a, grain, Settings())
     assert np.array_equal(m.score, score_map(to_lab(a), to_lab(grain), Settings()))
+
+
+@pytest.mark.parametrize("local", [False, True], ids=["whole frame", "local edit"])
+def test_the_second_maps_against_the_same_b_is_the_plain_one_to_the_bit(local):
+    """The tone-fitted A is scored against B with B's Lab and B's filtered planes from the
+    first maps: exactly what scoring it from scratch gives, in the same box or another."""
+    a = _photo(160)
+    b = np.clip(a.astype(int) * 5 // 4 + 3, 0, 255).astype(np.uint8)  # brighter everywhere
+    b[40:80, 50:110] = b[40:80, 50:110][..., [2, 0, 1]]
+    fitted = fit_tone(a, b)
+    if local:  # A's tone-fitted twin differs from B only around the patch: another box
+        fitted = b.copy()
+        fitted[40:80, 50:110] = a[40:80, 50:110]
+    first = maps(a, b, Settings())
+    assert first.box == (slice(0, 160), slice(0, 160)) and "mean_l" in first.planes
+    again = maps(fitted, b, Settings(), first)
+    plain = maps(fitted, b, Settings())
+    assert again.lab_b is first.lab_b
+    assert np.array_equal(again.lab_b, plain.lab_b)
+    assert np.array_equal(again.score, plain.score)
+    assert np.array_equal(again.lab_a, plain.lab_a)
+    assert (again.planes is first.planes) is not local
+
+
+def test_the_cielab_toe_is_the_linear_part_below_the_knee():
+    """Dark pixels take the linear toe, the rest the cube root: a near-black photo (most
+    pixels below the knee) converts as the per-pixel formula says."""
+    rng = np.random.default_rng(3)
+    rgb = rng.integers(0, 24, (64, 48, 3), dtype=np.uint8)
+    rgb[::7] = rng.integers(0, 256, (10, 48, 3), dtype=np.uint8)
+    assert np.abs(to_lab(rgb) - rgb2lab(rgb)).max() < 0.05
 
 
 def test_a_whole_number_shrink_is_the_box_average_within_a_level():
