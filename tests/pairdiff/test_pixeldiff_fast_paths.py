@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from PIL import Image
@@ -10,7 +12,7 @@ from skimage import data as samples
 from skimage.color import rgb2lab
 from skimage.metrics import structural_similarity
 
-from pairdiff.pixeldiff import Settings
+from pairdiff.pixeldiff import Settings, whole
 from pairdiff.pixeldiff.decode import common_frame
 from pairdiff.pixeldiff.maps import (
     REACH,
@@ -31,6 +33,7 @@ from pairdiff.pixeldiff.whole import (
     _touched,
     fit_tone,
     spread,
+    texture,
 )
 
 
@@ -192,3 +195,46 @@ def test_texture_measures_again_only_the_tiles_a_local_edit_touches():
     ea = _tile_means(fine_a * fine_a)
     for values, elsewhere in [(fine_b * fine_b, ea), (d * d, 0.0), (d * fine_a, 0.0)]:
         assert np.array_equal(_tile_means(values, touched, elsewhere), _tile_means(values))
+
+
+def _grainy_or_blurred(a: np.ndarray, rows: slice, cols: slice, kind: str) -> np.ndarray:
+    b = a.copy()
+    patch = b[rows, cols].astype(float)
+    if kind == "grain":
+        patch += np.random.default_rng(1).normal(0, 25, patch.shape)
+    else:
+        patch = ndi.uniform_filter(patch, (9, 9, 1))
+    b[rows, cols] = np.clip(patch, 0, 255).astype(np.uint8)
+    return b
+
+
+@pytest.mark.parametrize("kind", ["grain", "blur"])
+@pytest.mark.parametrize("side", [60, 120, 130, 190, 260, 512])
+def test_texture_skips_only_edits_too_small_to_be_global(kind, side, monkeypatch):
+    """Heavy grain or blur over a square of `side` pixels (of 512): texture answers as it does
+    when it measures every tile, and skips the measuring only where too few tiles changed."""
+    share = Settings().global_spread
+    a = _photo()
+    b = _grainy_or_blurred(a, slice(0, side), slice(0, side), kind)
+    lab_a, lab_b = to_lab(a), to_lab(b)
+    touched = int(_touched(lab_a.shape, _fine_box(lab_b, lab_a)).sum())
+    found = texture(lab_a, lab_b, share)
+    monkeypatch.setattr(whole, "_may_reach", lambda *args: True)
+    assert found == texture(lab_a, lab_b, share)
+    assert whole._may_reach.__module__ != whole.__name__  # the patch was in force
+    monkeypatch.undo()
+    assert whole._may_reach(touched, 64, share) == (touched >= 9)
+    if side == 512:
+        assert found is not None and found.kind == ("noise" if kind == "grain" else "blur")
+
+
+@pytest.mark.parametrize("tiles", [4, 16, 64])
+@pytest.mark.parametrize("share", [0.1, 0.35, 0.6, 0.9])
+def test_the_skip_bound_holds_for_any_count_of_textured_tiles(tiles, share):
+    """Below the bound, even if every touched tile had changed, neither share is reached."""
+    for touched in range(tiles + 1):
+        if whole._may_reach(touched, tiles, share):
+            continue
+        assert touched / tiles < share  # noise: changed tiles over all tiles
+        for textured in range(math.ceil(0.25 * tiles), tiles + 1):
+            assert min(touched, textured) / textured < share  # blur: over the textured
