@@ -35,7 +35,7 @@ _FROM_F = np.array([[0.0, 116.0, 0.0], [500.0, -500.0, 0.0], [0.0, 200.0, -200.0
 
 def to_lab(rgb: np.ndarray) -> np.ndarray:
     """CIELAB (D65) of a uint8 RGB image, float32 (h, w, 3); L in [0, 100]."""
-    xyz = _LINEAR[rgb] @ _TO_XYZ.T
+    xyz = np.take(_LINEAR, rgb) @ _TO_XYZ.T  # take: the same gather, a quarter faster
     # The cube root everywhere, then the linear toe copied in where it applies. float32 powf
     # is twice as fast as glibc's cbrtf and, above the toe, within one ulp of the true root
     # (cbrtf: two). The toe is two cheap operations over the frame; gathering and scattering
