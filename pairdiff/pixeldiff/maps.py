@@ -138,12 +138,16 @@ def score_map(
     planes: Planes = {} if b_planes is None else b_planes
     de = np.sqrt((lab_a[..., 0] - lab_b[..., 0]) ** 2 + _chroma_distance(lab_a, lab_b, planes) ** 2)
     # A little smoothing: one odd pixel (resampling, dithering) is not a change.
-    score = ndi.gaussian_filter(de, 1.0) / s.delta_e
+    score = ndi.gaussian_filter(de, 1.0)
+    score /= s.delta_e
     # Gaussian SSIM (σ 1.5) uses an 11×11 window; smaller images are judged on ΔE alone.
     if min(frame or score.shape) >= 11:
         ssim = _ssim(lab_a[..., 0], lab_b[..., 0], data_range=100.0, planes=planes)
-        score = np.maximum(score, (1.0 - ssim) / 2.0 / s.dissimilarity)
-    return score.astype(np.float32)
+        np.subtract(1.0, ssim, out=ssim)  # (1 - ssim) / 2 / dissimilarity, in place
+        ssim /= 2.0
+        ssim /= s.dissimilarity
+        np.maximum(score, ssim, out=score)
+    return score.astype(np.float32, copy=False)
 
 
 def _chroma_distance(lab_a: np.ndarray, lab_b: np.ndarray, b_planes: Planes) -> np.ndarray:
@@ -188,10 +192,24 @@ def _ssim(
     if "mean_l" not in planes:
         planes["mean_l"] = ndi.gaussian_filter(y, 1.5, truncate=3.5, mode="reflect")
     uy = planes["mean_l"]
-    means = ux * ux + uy * uy
-    return ((2 * ux * uy + c1) * (2 * (uxy - ux * uy) + c2)) / (
-        (means + c1) * (uxx_yy - means + c2)
-    )
+    # ((2·ux·uy + c1)·(2·(uxy - ux·uy) + c2)) / ((means + c1)·(uxx_yy - means + c2)), the
+    # same operations in the same order, written into four arrays instead of a dozen.
+    means = ux * ux
+    means += uy * uy
+    num = 2 * ux
+    num *= uy
+    num += c1
+    cov = ux * uy
+    np.subtract(uxy, cov, out=cov)
+    cov *= 2
+    cov += c2
+    num *= cov
+    den = means + c1
+    np.subtract(uxx_yy, means, out=means)
+    means += c2
+    den *= means
+    num /= den
+    return num
 
 
 def _range(ref: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
