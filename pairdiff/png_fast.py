@@ -142,6 +142,8 @@ def _with_stored_idat(head: bytes, compressed: bytes, size: int, tail: bytes) ->
         return None
     if len(rows) != size:
         return None
+    if not isinstance(rows, np.ndarray) or not np.shares_memory(rows, out):
+        out[at : at + size] = np.frombuffer(rows, np.uint8)  # inflated elsewhere after all
     adler = imagecodecs.zlibng_adler32(out[at : at + size])
     out[: len(head)] = np.frombuffer(head, np.uint8)
     out[len(head) : z + 2] = np.frombuffer(

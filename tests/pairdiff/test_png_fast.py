@@ -248,3 +248,13 @@ def test_a_bad_idat_crc_keeps_libspngs_verdict():
         png_fast.decode(bytes(data))
     with pytest.raises(RuntimeError):
         png_fast.pixels(bytes(data))
+
+
+def test_rows_inflated_into_a_buffer_of_their_own_are_copied_in(monkeypatch):
+    """Should the codec ever return the rows instead of writing them where it was told."""
+    real = png_fast.imagecodecs.deflate_decode
+    monkeypatch.setattr(
+        png_fast.imagecodecs, "deflate_decode", lambda data, out: bytes(real(data, out=len(out)))
+    )
+    png = _png(PHOTO, compress_level=1)
+    assert np.array_equal(png_fast.pixels(png), _pillow_pixels(png))
