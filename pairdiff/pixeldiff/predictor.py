@@ -59,8 +59,8 @@ class _Run:
 
     def __init__(self, s: Settings, frames: Frames, categories: tuple[str, ...]) -> None:
         self.s, self.frames, self.categories = s, frames, categories
-        m = maps(frames.a, frames.b, s)
-        self.lab_a, self.lab_b, self.score = m.lab_a, m.lab_b, m.score
+        self.maps = maps(frames.a, frames.b, s)
+        self.lab_a, self.lab_b, self.score = self.maps.lab_a, self.maps.lab_b, self.maps.score
         self.diag: dict[str, object] = {"frame": list(frames.shape[::-1])}
 
     def result(self) -> PredictionResult:
@@ -102,8 +102,9 @@ class _Run:
         if self.spread >= s.global_spread:
             # A tone curve fitted from A to B absorbs lighting and colour casts; what it leaves
             # behind is local. If it explains little, look at fine detail (noise, blur).
-            # A pure tone curve maps A onto B's very pixels, so only the rest is scored.
-            fit = maps(fit_tone(self.frames.a, self.frames.b), self.frames.b, s)
+            # A pure tone curve maps A onto B's very pixels, so only the rest is scored; B's
+            # side of the scoring is the first maps' own.
+            fit = maps(fit_tone(self.frames.a, self.frames.b), self.frames.b, s, self.maps)
             lab_fit, score_fit = fit.lab_a, fit.score
             left = score_fit > 1.0
             spread_left = spread(left)

@@ -165,14 +165,16 @@ def texture(lab_a: np.ndarray, lab_b: np.ndarray, share: float) -> GlobalChange 
     """
     if min(lab_a.shape[:2]) < 4 * TILES:
         return None  # tiles of a pixel or two say nothing about grain
-    fine_a = _fine(lab_a)
     box = _fine_box(lab_b, lab_a)
+    # Tiles clear of the box have B's fine detail equal to A's, to the bit: there B's energy is
+    # A's and nothing is new, so only the tiles the box touches are measured again.
+    touched = _touched(lab_a.shape, box)
+    if not _may_reach(int(touched.sum()), touched.size, share):
+        return None
+    fine_a = _fine(lab_a)
     fine_b = _fine_like(lab_b, fine_a, box)
     fine_d = fine_b - fine_a
     ea = _tile_means(fine_a * fine_a)
-    # Tiles clear of the box have B's fine detail equal to A's, to the bit: there B's energy is
-    # A's and nothing is new, so only the tiles the box touches are measured again.
-    touched = _touched(fine_a.shape, box)
     eb = _tile_means(fine_b * fine_b, touched, ea)
     ed = _tile_means(fine_d * fine_d, touched)
     mirror = _tile_means(fine_d * fine_a, touched) / np.sqrt(ed * ea + 1e-9)
@@ -185,3 +187,13 @@ def texture(lab_a: np.ndarray, lab_b: np.ndarray, share: float) -> GlobalChange 
         if blurrier >= share:
             return GlobalChange("blur", "blurred", blurrier)
     return None
+
+
+def _may_reach(touched: int, tiles: int, share: float) -> bool:
+    """Whether noise or blur could be found in `share` of the tiles when only `touched` of
+    them can have changed: noise needs that share of all the tiles to have new detail, blur
+    that share of the textured ones (at least a quarter of all, else blur is not judged) to
+    have lost it; untouched tiles have neither. Short of either by a whole tile, the answer
+    is no whatever the pixels, and the fine detail of the frame need not be worked out."""
+    least_textured = math.ceil(0.25 * tiles)
+    return touched > share * tiles - 1 or touched > share * least_textured - 1

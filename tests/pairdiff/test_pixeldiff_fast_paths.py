@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from PIL import Image
@@ -10,7 +12,7 @@ from skimage import data as samples
 from skimage.color import rgb2lab
 from skimage.metrics import structural_similarity
 
-from pairdiff.pixeldiff import Settings
+from pairdiff.pixeldiff import Settings, whole
 from pairdiff.pixeldiff.decode import common_frame
 from pairdiff.pixeldiff.maps import (
     REACH,
@@ -23,7 +25,16 @@ from pairdiff.pixeldiff.maps import (
     to_lab,
 )
 from pairdiff.pixeldiff.morphology import dilate, erode
-from pairdiff.pixeldiff.whole import _fine, _fine_box, _fine_like, _tile_means, _touched, spread
+from pairdiff.pixeldiff.whole import (
+    _fine,
+    _fine_box,
+    _fine_like,
+    _tile_means,
+    _touched,
+    fit_tone,
+    spread,
+    texture,
+)
 
 
 def _disk(radius: int) -> np.ndarray:
@@ -92,6 +103,37 @@ def test_identical_and_everywhere_different_pairs_take_the_plain_path():
     assert np.array_equal(m.score, score_map(to_lab(a), to_lab(grain), Settings()))
 
 
+@pytest.mark.parametrize("local", [False, True], ids=["whole frame", "local edit"])
+def test_the_second_maps_against_the_same_b_is_the_plain_one_to_the_bit(local):
+    """The tone-fitted A is scored against B with B's Lab and B's filtered planes from the
+    first maps: exactly what scoring it from scratch gives, in the same box or another."""
+    a = _photo(160)
+    b = np.clip(a.astype(int) * 5 // 4 + 3, 0, 255).astype(np.uint8)  # brighter everywhere
+    b[40:80, 50:110] = b[40:80, 50:110][..., [2, 0, 1]]
+    fitted = fit_tone(a, b)
+    if local:  # A's tone-fitted twin differs from B only around the patch: another box
+        fitted = b.copy()
+        fitted[40:80, 50:110] = a[40:80, 50:110]
+    first = maps(a, b, Settings())
+    assert first.box == (slice(0, 160), slice(0, 160)) and "mean_l" in first.planes
+    again = maps(fitted, b, Settings(), first)
+    plain = maps(fitted, b, Settings())
+    assert again.lab_b is first.lab_b
+    assert np.array_equal(again.lab_b, plain.lab_b)
+    assert np.array_equal(again.score, plain.score)
+    assert np.array_equal(again.lab_a, plain.lab_a)
+    assert (again.planes is first.planes) is not local
+
+
+def test_the_cielab_toe_is_the_linear_part_below_the_knee():
+    """Dark pixels take the linear toe, the rest the cube root: a near-black photo (most
+    pixels below the knee) converts as the per-pixel formula says."""
+    rng = np.random.default_rng(3)
+    rgb = rng.integers(0, 24, (64, 48, 3), dtype=np.uint8)
+    rgb[::7] = rng.integers(0, 256, (10, 48, 3), dtype=np.uint8)
+    assert np.abs(to_lab(rgb) - rgb2lab(rgb)).max() < 0.05
+
+
 def test_a_whole_number_shrink_is_the_box_average_within_a_level():
     big = np.asarray(Image.fromarray(samples.astronaut()).resize((1024, 1024)))
     frames = common_frame(big, big, 512)
@@ -153,3 +195,46 @@ def test_texture_measures_again_only_the_tiles_a_local_edit_touches():
     ea = _tile_means(fine_a * fine_a)
     for values, elsewhere in [(fine_b * fine_b, ea), (d * d, 0.0), (d * fine_a, 0.0)]:
         assert np.array_equal(_tile_means(values, touched, elsewhere), _tile_means(values))
+
+
+def _grainy_or_blurred(a: np.ndarray, rows: slice, cols: slice, kind: str) -> np.ndarray:
+    b = a.copy()
+    patch = b[rows, cols].astype(float)
+    if kind == "grain":
+        patch += np.random.default_rng(1).normal(0, 25, patch.shape)
+    else:
+        patch = ndi.uniform_filter(patch, (9, 9, 1))
+    b[rows, cols] = np.clip(patch, 0, 255).astype(np.uint8)
+    return b
+
+
+@pytest.mark.parametrize("kind", ["grain", "blur"])
+@pytest.mark.parametrize("side", [60, 120, 130, 190, 260, 512])
+def test_texture_skips_only_edits_too_small_to_be_global(kind, side, monkeypatch):
+    """Heavy grain or blur over a square of `side` pixels (of 512): texture answers as it does
+    when it measures every tile, and skips the measuring only where too few tiles changed."""
+    share = Settings().global_spread
+    a = _photo()
+    b = _grainy_or_blurred(a, slice(0, side), slice(0, side), kind)
+    lab_a, lab_b = to_lab(a), to_lab(b)
+    touched = int(_touched(lab_a.shape, _fine_box(lab_b, lab_a)).sum())
+    found = texture(lab_a, lab_b, share)
+    monkeypatch.setattr(whole, "_may_reach", lambda *args: True)
+    assert found == texture(lab_a, lab_b, share)
+    assert whole._may_reach.__module__ != whole.__name__  # the patch was in force
+    monkeypatch.undo()
+    assert whole._may_reach(touched, 64, share) == (touched >= 9)
+    if side == 512:
+        assert found is not None and found.kind == ("noise" if kind == "grain" else "blur")
+
+
+@pytest.mark.parametrize("tiles", [4, 16, 64])
+@pytest.mark.parametrize("share", [0.1, 0.35, 0.6, 0.9])
+def test_the_skip_bound_holds_for_any_count_of_textured_tiles(tiles, share):
+    """Below the bound, even if every touched tile had changed, neither share is reached."""
+    for touched in range(tiles + 1):
+        if whole._may_reach(touched, tiles, share):
+            continue
+        assert touched / tiles < share  # noise: changed tiles over all tiles
+        for textured in range(math.ceil(0.25 * tiles), tiles + 1):
+            assert min(touched, textured) / textured < share  # blur: over the textured

@@ -6,7 +6,7 @@ import zlib
 
 import numpy as np
 import pytest
-from PIL import Image
+from PIL import Image, PngImagePlugin
 
 from pairdiff import images, png_fast
 from pairdiff.images import ImageRejected, inspect_image
@@ -171,3 +171,90 @@ def _idat_bodies(data: bytes) -> list[bytes]:
             bodies.append(data[position + 8 : position + 8 + length])
         position += 12 + length
     return bodies
+
+
+def _colour_chunks() -> PngImagePlugin.PngInfo:
+    info = PngImagePlugin.PngInfo()
+    info.add(b"gAMA", (45455).to_bytes(4, "big"))
+    info.add(b"sRGB", b"\x00")
+    return info
+
+
+# 21,845 pixels of RGB: a row of 65,535 bytes and its filter byte, just over one stored block.
+_BLOCK_EDGE = Image.fromarray(np.asarray(photo(size=(21845, 3)), np.uint8))
+
+
+@pytest.mark.parametrize(
+    "png",
+    [
+        _png(PHOTO),
+        _png(PHOTO.convert("RGBA")),
+        _png(PHOTO.convert("L")),
+        _png(PHOTO, compress_level=9, optimize=True),  # every filter type
+        _png(PHOTO, compress_level=0),
+        _png(PHOTO, pnginfo=_colour_chunks()),  # chunks before the pixels, kept as they are
+        _png(photo(size=(1, 1))),
+        _png(_BLOCK_EDGE),
+        _png(photo(size=(700, 400)), compress_level=1),  # many IDAT chunks
+    ],
+    ids=["RGB", "RGBA", "L", "optimized", "stored", "colour", "1x1", "block-edge", "IDATs"],
+)
+def test_pixels_by_way_of_stored_data_are_pillows_to_the_byte(png):
+    stored = png_fast.restored(png)
+    assert stored is not None
+    kinds = [k for k in png_fast._chunk_kinds(stored.tobytes()) or []]
+    assert kinds.count(b"IDAT") == 1 and kinds[-1] == b"IEND"
+    assert np.array_equal(png_fast.pixels(png), _pillow_pixels(png))
+    assert np.array_equal(png_fast.pixels(png), png_fast.decode(png))
+
+
+def test_the_stored_stream_is_a_valid_zlib_stream_of_the_same_rows():
+    data = _png(photo(size=(700, 400)), compress_level=1)
+    stored = png_fast.restored(data)
+    assert stored is not None
+    (body,) = _idat_bodies(stored.tobytes())
+    assert zlib.decompress(body) == zlib.decompress(b"".join(_idat_bodies(data)))
+
+
+def _forged(data: bytes, stream: bytes) -> bytes:
+    return data[: 8 + 25] + _chunk(b"IDAT", stream) + _chunk(b"IEND", b"")
+
+
+def _rows(data: bytes) -> bytes:
+    return zlib.decompress(b"".join(_idat_bodies(data)))
+
+
+@pytest.mark.parametrize(
+    "forge",
+    [
+        lambda d: d[: len(d) // 2] + bytes([d[len(d) // 2] ^ 0xFF]) + d[len(d) // 2 + 1 :],
+        lambda d: _forged(d, zlib.compress(_rows(d)[:-7])),  # rows missing
+        lambda d: _forged(d, zlib.compress(_rows(d) + bytes(40))),  # rows to spare
+        lambda d: _forged(d, zlib.compress(_rows(d))[:-1] + b"\x00"),  # bad Adler-32
+        lambda d: d[:-12] + _chunk(b"tIME", bytes(7)) + d[-12:],  # not a plain PNG
+        lambda d: d[:28] + b"\x01" + d[29:],  # interlaced (and a bad IHDR CRC)
+    ],
+    ids=["bad-crc", "short", "long", "adler", "tIME", "interlaced"],
+)
+def test_anything_unusual_goes_to_libspng_as_it_came(forge):
+    data = forge(_png(PHOTO))
+    assert png_fast.restored(data) is None
+
+
+def test_a_bad_idat_crc_keeps_libspngs_verdict():
+    data = bytearray(_png(PHOTO))
+    data[len(data) // 2] ^= 0xFF
+    with pytest.raises(RuntimeError):
+        png_fast.decode(bytes(data))
+    with pytest.raises(RuntimeError):
+        png_fast.pixels(bytes(data))
+
+
+def test_rows_inflated_into_a_buffer_of_their_own_are_copied_in(monkeypatch):
+    """Should the codec ever return the rows instead of writing them where it was told."""
+    real = png_fast.imagecodecs.deflate_decode
+    monkeypatch.setattr(
+        png_fast.imagecodecs, "deflate_decode", lambda data, out: bytes(real(data, out=len(out)))
+    )
+    png = _png(PHOTO, compress_level=1)
+    assert np.array_equal(png_fast.pixels(png), _pillow_pixels(png))
