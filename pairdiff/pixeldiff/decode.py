@@ -65,7 +65,7 @@ def _plain_png(data: bytes, img: Image.Image) -> Image.Image | None:
     if png_fast.plain_mode(data) != img.mode:
         return None
     try:
-        pixels = png_fast.pixels(data)
+        pixels = png_fast.decode(data)
     except Exception:  # hostile bytes: Pillow's own decoder gives the error
         return None
     bands = len(img.mode)
