@@ -171,3 +171,110 @@ def _idat_bodies(data: bytes) -> list[bytes]:
             bodies.append(data[position + 8 : position + 8 + length])
         position += 12 + length
     return bodies
+
+
+# The libdeflate route (png_fast._with_stored_idat): what it accepts, libspng accepts with the
+# same pixels; whatever it does not accept gets libspng's verdict on the original bytes.
+
+
+def _forged(data: bytes, stream: bytes, *, crc_ok: bool = True) -> bytes:
+    """The PNG with its pixel stream replaced by ``stream`` in one IDAT chunk."""
+    idat = _chunk(b"IDAT", stream)
+    if not crc_ok:
+        idat = idat[:-4] + bytes(b ^ 0xFF for b in idat[-4:])
+    return data[: 8 + 25] + idat + _chunk(b"IEND", b"")
+
+
+def _spng_verdict(data: bytes) -> str:
+    """What libspng says of the bytes directly (the route before the libdeflate one)."""
+    import imagecodecs
+
+    try:
+        imagecodecs.spng_decode(data)
+    except Exception as exc:
+        return str(exc)
+    return "ok"
+
+
+def _verdict(data: bytes) -> str:
+    try:
+        png_fast.decode(data)
+    except Exception as exc:
+        return str(exc)
+    return "ok"
+
+
+@pytest.mark.parametrize(
+    "png",
+    [
+        _png(PHOTO),
+        _png(PHOTO.convert("RGBA")),
+        _png(PHOTO.convert("L")),
+        _png(PHOTO, compress_level=9, optimize=True),
+        _png(photo(size=(300, 250))),  # scanlines over one stored block (65,535 bytes)
+    ],
+    ids=["RGB", "RGBA", "L", "optimized", "several-blocks"],
+)
+def test_the_libdeflate_route_takes_plain_pngs_and_gives_the_same_pixels(png):
+    stored = png_fast._with_stored_idat(png)
+    assert stored is not None
+    assert np.array_equal(png_fast.decode(png), _pillow_pixels(png))
+    assert np.array_equal(png_fast.decode(stored), _pillow_pixels(png))
+
+
+def _corrupt_cases() -> dict[str, bytes]:
+    data = _png(PHOTO)
+    stream = b"".join(_idat_bodies(data))
+    raw = zlib.decompress(stream)
+    flipped = bytearray(stream)
+    flipped[len(flipped) // 2] ^= 0xFF
+    bad_adler = stream[:-1] + bytes([stream[-1] ^ 1])
+    bad_filter = zlib.compress(b"\x07" + raw[1:])
+    return {
+        "flipped byte, CRC fixed": _forged(data, bytes(flipped)),
+        "bad Adler-32": _forged(data, bad_adler),
+        "cut short": _forged(data, stream[: len(stream) // 2]),
+        "rows missing": _forged(data, zlib.compress(raw[: len(raw) // 2])),
+        "one byte missing": _forged(data, zlib.compress(raw[:-1])),
+        "bad filter byte": _forged(data, bad_filter),
+    }
+
+
+@pytest.mark.parametrize("case", list(_corrupt_cases()))
+def test_a_corrupt_idat_is_rejected_with_libspngs_own_verdict(case):
+    data = _corrupt_cases()[case]
+    assert png_fast.applies(data)
+    expected = _spng_verdict(data)
+    assert expected != "ok"
+
+    assert _verdict(data) == expected
+    with pytest.raises(ImageRejected, match="truncated or corrupt") as caught:
+        inspect_image(data)
+    assert expected in str(caught.value)
+
+
+def test_the_libdeflate_route_declines_what_it_cannot_vouch_for():
+    data = _png(PHOTO)
+    stream = b"".join(_idat_bodies(data))
+    raw = zlib.decompress(stream)
+    small_window = zlib.compressobj(6, zlib.DEFLATED, 9)  # CINFO 1: zlib checks distances
+    longer = zlib.compress(raw + b"\0" * 7)  # libspng ignores rows past the last one
+    split = data[: 8 + 25] + _chunk(b"IDAT", stream[:100]) + _chunk(b"tEXt", b"a\0b")
+    split += _chunk(b"IDAT", stream[100:]) + _chunk(b"IEND", b"")
+    ihdr = bytearray(data[16:29])
+    ihdr[12] = 1  # Adam7 (Pillow writes no interlaced PNG)
+    interlaced = data[:8] + _chunk(b"IHDR", bytes(ihdr)) + data[33:]
+    declined = {
+        "small window": _forged(data, small_window.compress(raw) + small_window.flush()),
+        "longer stream": _forged(data, longer),
+        "split IDAT": split,
+        "interlaced": interlaced,
+        # imagecodecs' libspng does not check IDAT CRCs (Pillow neither): accepted as before,
+        # though the route declines it, so a libspng that checks them would still be heard.
+        "bad IDAT CRC": _forged(data, stream, crc_ok=False),
+    }
+    for name, forged in declined.items():
+        assert png_fast._with_stored_idat(forged) is None, name
+        assert _verdict(forged) == _spng_verdict(forged), name
+    # libspng takes a stream longer than the rows, and so does decode, as before.
+    assert _verdict(declined["longer stream"]) == "ok"
