@@ -278,3 +278,10 @@ def test_the_libdeflate_route_declines_what_it_cannot_vouch_for():
         assert _verdict(forged) == _spng_verdict(forged), name
     # libspng takes a stream longer than the rows, and so does decode, as before.
     assert _verdict(declined["longer stream"]) == "ok"
+
+
+def test_big_images_take_the_original_route(monkeypatch):
+    data = _png(PHOTO)
+    monkeypatch.setattr(png_fast, "_FAST_MAX_RAW", 65 * (1 + 97 * 3) - 1)
+    assert png_fast._with_stored_idat(data) is None
+    assert np.array_equal(png_fast.decode(data), _pillow_pixels(data))
