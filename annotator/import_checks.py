@@ -76,7 +76,7 @@ class RowChecker:
         self._batches = batches
         self._source = source
         self._args = (limits, tuple(categories))
-        self._pending: deque[list[Future[Outcome]]] = deque()
+        self._pending: deque[list[Future[list[Outcome]]]] = deque()
         self._submitted = 0
         self._pool: ProcessPoolExecutor | None = None
         rows = sum(len(batch) for batch in batches)
@@ -123,13 +123,19 @@ class RowChecker:
         assert self._pool is not None
         while len(self._pending) <= AHEAD and self._submitted < len(self._batches):
             rows = self._batches[self._submitted]
+            # One task per worker and batch, not per row: a task's round trip (queueing,
+            # pickling, waking the pool's threads) cost this process more than storing a row.
+            step = -(-len(rows) // self._workers)
             self._pending.append(
-                [self._pool.submit(_worker_check, row, *self._args) for row in rows]
+                [
+                    self._pool.submit(_worker_check, rows[start : start + step], *self._args)
+                    for start in range(0, len(rows), step)
+                ]
             )
             self._submitted += 1
-        futures = self._pending.popleft()
-        assert len(futures) == len(batch), "outcomes asked out of the batches' order"
-        return [future.result() for future in futures]
+        outcomes = [o for future in self._pending.popleft() for o in future.result()]
+        assert len(outcomes) == len(batch), "outcomes asked out of the batches' order"
+        return outcomes
 
     def _in_process(self, batch: list[ManifestRow]) -> list[Outcome]:
         limits, categories = self._args
@@ -153,6 +159,8 @@ def _worker_start(images: str, max_entry_bytes: int) -> None:
     _worker_source = open_source(images, max_entry_bytes=max_entry_bytes)
 
 
-def _worker_check(row: ManifestRow, limits: ImageLimits, categories: Sequence[str]) -> Outcome:
+def _worker_check(
+    rows: list[ManifestRow], limits: ImageLimits, categories: Sequence[str]
+) -> list[Outcome]:
     assert _worker_source is not None, "_worker_start runs first in every worker"
-    return row_check(row, _worker_source, limits, categories)
+    return [row_check(row, _worker_source, limits, categories) for row in rows]

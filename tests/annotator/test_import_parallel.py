@@ -19,18 +19,22 @@ from tests.images import edited_pair, photo_bytes
 
 
 class CountingPool(import_checks.ProcessPoolExecutor):
-    submitted = 0
+    """Counts the rows handed to the workers (a task holds a worker's share of a batch)."""
 
-    def submit(self, *args, **kwargs):
-        CountingPool.submitted += 1
-        return super().submit(*args, **kwargs)
+    submitted = 0
+    tasks = 0
+
+    def submit(self, fn, rows, *args, **kwargs):
+        CountingPool.submitted += len(rows)
+        CountingPool.tasks += 1
+        return super().submit(fn, rows, *args, **kwargs)
 
 
 @pytest.fixture
 def processes(monkeypatch):
     """Two worker processes for any import of 2 rows or more, in batches of 3 (so several
     batches are in flight), counted."""
-    CountingPool.submitted = 0
+    CountingPool.submitted = CountingPool.tasks = 0
     monkeypatch.setattr(import_checks, "ProcessPoolExecutor", CountingPool)
     monkeypatch.setattr(import_checks, "worker_count", lambda: 2)
     monkeypatch.setattr(import_checks, "PROCESS_MIN_ROWS", 2)
@@ -110,10 +114,11 @@ def test_worker_processes_import_exactly_what_the_serial_path_does(folder, monke
     monkeypatch.setattr(import_checks, "worker_count", lambda: 2)
     monkeypatch.setattr(import_checks, "PROCESS_MIN_ROWS", 2)
     monkeypatch.setattr(import_checks, "ROWS_PER_WORKER", 1)
-    CountingPool.submitted = 0
+    CountingPool.submitted = CountingPool.tasks = 0
     parallel = _import("parallel", images, manifest)
 
     assert CountingPool.submitted == 12  # every row but the one the manifest refused (escape)
+    assert CountingPool.tasks == 8  # 4 batches of 3, each split between the 2 workers
     assert parallel[:3] == serial[:3]
     errors, imported, _, job = parallel
     assert [external_id for _, external_id in imported] == ["p1", "p2", "p3", "p4", "p5", "p6"]
