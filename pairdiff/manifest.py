@@ -17,7 +17,8 @@ _FIELDS = frozenset({"id", "image_a", "image_b", "instruction", "category"})
 _JSONL_SUFFIXES = frozenset({".jsonl", ".ndjson", ".json"})
 _CSV_DELIMITERS = (",", ";", "\t")
 _DRIVE = re.compile(r"[A-Za-z]:")
-_CONTROL = re.compile(r"[\x01-\x1f\x7f]")
+# C0 and C1 control characters (U+0085, next line, is also whitespace to str.strip).
+_CONTROL = re.compile(r"[\x01-\x1f\x7f-\x9f]")
 
 
 class ManifestUnusable(ValueError):
@@ -65,6 +66,8 @@ def safe_relative_path(name: str) -> str:
     for part in unified.split("/"):
         if part in ("", "."):
             continue
+        if not part.strip():  # refused here as it would be on its own ("path is empty")
+            raise ValueError(f"path {name!r} has a blank part")
         if part != "..":
             parts.append(part)
         elif parts:

@@ -354,6 +354,9 @@ def test_safe_relative_path_normalises(name, expected):
         ("..\\..\\b.png", "leads outside"),
         ("a\x00.png", "NUL byte"),
         ("a\n.png", "control character"),
+        ("\x85/a.png", "control character"),  # C1: next line
+        (" /a.png", "blank part"),
+        ("a/\u2028/b.png", "blank part"),
         (".", "names no file"),
         ("a/..", "names no file"),
     ],
