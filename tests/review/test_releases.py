@@ -1,6 +1,6 @@
 import hashlib
 import json
-import threading
+import multiprocessing
 import time
 from typing import Any
 
@@ -10,6 +10,7 @@ from django.core.management import CommandError, call_command
 
 from annotator.models import PairStatus
 from jobs.models import JobStatus
+from pairdiff.release import publish
 from pairdiff.release.splits import SplitPlan
 from review import releases as releases_module
 from review.models import QuestionEdit, Release, ReleaseStatus
@@ -201,7 +202,8 @@ def test_a_build_failing_while_the_images_are_copied_leaves_no_file_behind(
     project, accepted, lead, monkeypatch, django_capture_on_commit_callbacks
 ):
     monkeypatch.setattr(releases_module, "COPY_BATCH", 2)
-    copy, copied = releases_module._copy_image, threading.Event()
+    # An event a forked worker can set (the copies run in one when the storage is local).
+    copy, copied = releases_module._copy_image, multiprocessing.get_context("fork").Event()
 
     def slow_copy(*args, **kwargs):
         time.sleep(0.02)
@@ -227,21 +229,26 @@ def test_a_build_failing_while_the_images_are_copied_leaves_no_file_behind(
 def test_a_build_failing_while_its_research_files_are_written_leaves_no_file_behind(
     failing, project, accepted, lead, monkeypatch, django_capture_on_commit_callbacks
 ):
-    """The tables and the files holding images are made in two threads: a failure in either
-    stops and waits for the other before the folder is cleared."""
-    parts = releases_module.research_parts
+    """The tables and the files holding images are made beside each other (in a worker
+    process when the storage is local): a failure in either stops and waits for the other
+    before the folder is cleared."""
+    parts, images_part = releases_module.research_parts, publish.research_images
+
+    def fail(made):
+        yield next(made)
+        time.sleep(0.05)  # the other side writes meanwhile
+        raise OSError("the disk went away")
 
     def failing_parts(*args, **kwargs):
         tables, images = parts(*args, **kwargs)
-
-        def fail(made):
-            yield next(made)
-            time.sleep(0.05)  # the other thread writes meanwhile
-            raise OSError("the disk went away")
-
         return (fail(tables), images) if failing == "tables" else (tables, fail(images))
 
+    def failing_images(*args, **kwargs):
+        made = images_part(*args, **kwargs)
+        return fail(made) if failing == "images" else made
+
     monkeypatch.setattr(releases_module, "research_parts", failing_parts)
+    monkeypatch.setattr(publish, "research_images", failing_images)  # as the worker makes them
     release = _build(project, lead=lead, capture=django_capture_on_commit_callbacks)
 
     assert release.status == ReleaseStatus.FAILED and "disk went away" in release.message
