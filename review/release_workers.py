@@ -12,9 +12,13 @@ touch no database and write only below the release's local folder. A failure sto
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import hashlib
+import logging
 import multiprocessing
 import os
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 
@@ -32,6 +36,7 @@ from pairdiff.release.question_set import (
 )
 from review.standing import Standing
 
+log = logging.getLogger("review.releases")
 WORKERS = 2  # one checks and links the originals, the other makes the files holding images
 
 # What the workers inherit at fork (set just before it, cleared in the parent just after).
@@ -61,12 +66,16 @@ class BuildWorkers:
         context = multiprocessing.get_context("fork")
         self.stop = context.Event()
         _inherited.update(standing=standing, prefix=prefix, storage=storage, stop=self.stop)
+        # What exists now is left out of the garbage collector's passes, here and in the
+        # workers: their collections would walk (and copy, page by page) the build's heap.
+        gc.freeze()
         try:
             self.pool = ProcessPoolExecutor(max_workers=WORKERS, mp_context=context)
             # The first task forks both workers (fork: all of them, before its manager thread).
             self.copies: Future = self.pool.submit(_copy_all)
         finally:
             _inherited.clear()
+            gc.unfreeze()
 
     def images(
         self, rows: Mapping[str, list[dict]], meta: Mapping, checksums: Mapping[str, str]
@@ -147,7 +156,22 @@ class LaterNegatives(Mapping):
 
 def _negatives(records: list[dict], firsts: list[str]) -> Derived:
     """In a worker: ``derived_negatives`` of the records."""
-    return derived_negatives(records, firsts=firsts)
+    with _timed("derived negatives"):
+        return derived_negatives(records, firsts=firsts)
+
+
+@contextlib.contextmanager
+def _timed(task: str) -> Iterator[None]:
+    """Log how long a worker's task took (wall and the worker's CPU seconds)."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    yield
+    log.info(
+        "release worker %s: %s in %.2f s (CPU %.2f s)",
+        os.getpid(),
+        task,
+        time.perf_counter() - wall,
+        time.process_time() - cpu,
+    )
 
 
 def _copy_all() -> list[tuple[str, tuple[int, str]]]:
@@ -155,6 +179,11 @@ def _copy_all() -> list[tuple[str, tuple[int, str]]]:
     stops the copies and is raised."""
     from review import releases  # the build's module, as the parent sees it (tests patch it)
 
+    with _timed("originals checked and linked"):
+        return _copy_each(releases)
+
+
+def _copy_each(releases) -> list[tuple[str, tuple[int, str]]]:
     standing, prefix, storage, stop = _worker_state()
     checked: dict[str, str] = {}
     made: set[str] = set()
@@ -174,19 +203,23 @@ def _images_all(
 ) -> dict[str, tuple[int, str]]:
     """In a worker: the files holding images, read from the originals (the release's copies
     are links to the same files), written below the release's folder."""
+    with _timed(f"{len(rows['benchmark'])} records' images, {len(rows['questions'])} questions"):
+        return _images_each(rows, meta, checksums)
+
+
+def _images_each(
+    rows: Mapping[str, list[dict]], meta: Mapping, checksums: Mapping[str, str]
+) -> dict[str, tuple[int, str]]:
     from review import releases
 
     standing, prefix, storage, stop = _worker_state()
-    sources = {
-        releases.image_path(s.pair, side): local_path(
-            s.pair.image(side).storage, s.pair.image(side).name
-        )
-        for s in standing
-        for side in ("a", "b")
-    }
+    # Each image's pair and side by its name in the release; its original's path is looked
+    # up only for the images read (a few thousand of them for the TSVs).
+    sides = {releases.image_path(s.pair, side): (s.pair, side) for s in standing for side in "ab"}
 
     def read_image(path: str) -> bytes:
-        source = sources[path]
+        pair, side = sides[path]
+        source = local_path(pair.image(side).storage, pair.image(side).name)
         assert source is not None  # workers_usable
         with open(source, "rb") as handle:
             return handle.read()
