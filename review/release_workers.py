@@ -77,19 +77,37 @@ class BuildWorkers:
             _inherited.clear()
             gc.unfreeze()
 
-    def images(
-        self, rows: Mapping[str, list[dict]], meta: Mapping, checksums: Mapping[str, str]
+    def shards(
+        self, records: Sequence[Mapping], meta: Mapping, checksums: Mapping[str, str]
     ) -> Future:
-        """The files holding images of ``rows`` (``publish.research_images``) written by a
-        worker: a future of their size and sha256 by name. Only the image paths of the
-        benchmark rows and the val and test questions are sent."""
-        paths = [{side: r.get(side) for side in IMAGE_COLUMNS} for r in rows["benchmark"]]
-        questions = [q for q in rows["questions"] if q.get("split", "train") in EVAL_SPLITS]
-        wanted = {p for row in paths for p in row.values() if p}
+        """The ``images`` config's shards of the records (``publish.research_images``)
+        written by a worker: a future of their size and sha256 by name. ``checksums``: the
+        images' sha256 by name in the release."""
+        paths = [{side: r.get(side) for side in IMAGE_COLUMNS} for r in records]
+        return self._images(paths, [], meta, checksums)
+
+    def tsvs(
+        self, questions: Sequence[Mapping], meta: Mapping, checksums: Mapping[str, str]
+    ) -> list[Future]:
+        """The VLMEvalKit TSVs of the questions, one per split (both workers make one), as
+        ``shards``."""
+        return [
+            self._images([], [q for q in questions if q.get("split", "train") == split], meta,
+                         checksums)
+            for split in EVAL_SPLITS
+        ]  # fmt: skip
+
+    def _images(
+        self,
+        paths: list[dict],
+        questions: list[Mapping],
+        meta: Mapping,
+        checksums: Mapping[str, str],
+    ) -> Future:
+        wanted = {p for row in (*paths, *questions) for p in (row.get(s) for s in IMAGE_COLUMNS)}
         sums = {path: digest for path, digest in checksums.items() if path in wanted}
-        return self.pool.submit(
-            _images_all, {"benchmark": paths, "questions": questions}, dict(meta), sums
-        )
+        rows: dict[str, Sequence[Mapping]] = {"benchmark": paths, "questions": questions}
+        return self.pool.submit(_images_all, rows, dict(meta), sums)
 
     def negatives(
         self,
@@ -199,7 +217,7 @@ def _copy_each(releases) -> list[tuple[str, tuple[int, str]]]:
 
 
 def _images_all(
-    rows: Mapping[str, list[dict]], meta: Mapping, checksums: Mapping[str, str]
+    rows: Mapping[str, Sequence[Mapping]], meta: Mapping, checksums: Mapping[str, str]
 ) -> dict[str, tuple[int, str]]:
     """In a worker: the files holding images, read from the originals (the release's copies
     are links to the same files), written below the release's folder."""
@@ -208,7 +226,7 @@ def _images_all(
 
 
 def _images_each(
-    rows: Mapping[str, list[dict]], meta: Mapping, checksums: Mapping[str, str]
+    rows: Mapping[str, Sequence[Mapping]], meta: Mapping, checksums: Mapping[str, str]
 ) -> dict[str, tuple[int, str]]:
     from review import releases
 

@@ -347,7 +347,7 @@ def _write_files(
         if workers:  # half the derived negatives, and the images config's shards (which
             # need the records only), are made from now on
             workers.negatives(records, verified=verified, edited=edited, derived=derived)
-            imaged.append(workers.images({"benchmark": records, "questions": []}, meta_json, sums))
+            imaged.append(workers.shards(records, meta_json, sums))
 
     meta_json = meta.as_json()
     try:
@@ -365,9 +365,7 @@ def _write_files(
         _refuse_telling_questions(built, options)
         rows = built.rows or config_rows(built.files, built.records)
         if workers:  # and the VLMEvalKit TSVs need the questions
-            imaged.append(
-                workers.images({"benchmark": [], "questions": rows["questions"]}, meta_json, sums)
-            )
+            imaged.extend(workers.tsvs(rows["questions"], meta_json, sums))
             files = dict(workers.copies.result())
             if job:
                 job_progress(job, done=len(standing))
