@@ -18,6 +18,7 @@ import hashlib
 import logging
 import multiprocessing
 import os
+import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -37,6 +38,7 @@ from pairdiff.release.question_set import (
 from review.standing import Standing
 
 log = logging.getLogger("review.releases")
+PARENT_CHECK_SECONDS = 0.5
 WORKERS = 2  # one checks and links the originals, the other makes the files holding images
 
 # What the workers inherit at fork (set just before it, cleared in the parent just after).
@@ -70,7 +72,12 @@ class BuildWorkers:
         # workers: their collections would walk (and copy, page by page) the build's heap.
         gc.freeze()
         try:
-            self.pool = ProcessPoolExecutor(max_workers=WORKERS, mp_context=context)
+            self.pool = ProcessPoolExecutor(
+                max_workers=WORKERS,
+                mp_context=context,
+                initializer=_watch_parent,
+                initargs=(os.getpid(),),
+            )
             # The first task forks both workers (fork: all of them, before its manager thread).
             self.copies: Future = self.pool.submit(_copy_all)
         finally:
@@ -170,6 +177,18 @@ class LaterNegatives(Mapping):
 
     def __len__(self) -> int:
         return len(self._pids)
+
+
+def _watch_parent(parent: int) -> None:
+    """In a worker: end when the build's process is gone (a killed job worker), rather than
+    wait for tasks forever or write into a folder a retry has cleared."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_CHECK_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="release-worker-watch", daemon=True).start()
 
 
 def _negatives(records: list[dict], firsts: list[str]) -> Derived:

@@ -175,6 +175,7 @@ def release_build(release_id: int, *, storage: Storage | None = None) -> Release
     try:
         _storage_clear(storage, release.prefix)
         built, written = _build(release, storage, job)
+        clock = _Stages(release.pk)
         with transaction.atomic():
             if not _owned(release, job, lock=True):
                 log.warning("release %s was failed as stale meanwhile: not published", release.pk)
@@ -196,6 +197,7 @@ def release_build(release_id: int, *, storage: Storage | None = None) -> Release
                     message=f"Release {release.name} is ready: {built.counts['total']} pairs"
                     + _warned(built.report.get("warnings", [])),
                 )
+        clock.done("records and manifest published")
     except ReleaseRefused as exc:  # the message is meant for people as it is
         log.warning("release %s refused: %s", release.pk, exc)
         _release_fail(release, storage, str(exc))
