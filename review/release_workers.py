@@ -20,13 +20,15 @@ import multiprocessing
 import os
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 
 from django.core.files.storage import Storage
 
 from config.storage import local_path
+from pairdiff.labelstudio_export import labelstudio_files
 from pairdiff.release import publish
+from pairdiff.release.build import ReleaseMeta, release_categories
 from pairdiff.release.harness import EVAL_SPLITS
 from pairdiff.release.hf import IMAGE_COLUMNS
 from pairdiff.release.question_set import (
@@ -146,6 +148,14 @@ class BuildWorkers:
         future = self.pool.submit(_negatives, sent, release_firsts(records))
         derived.start(future, {r["pair_id"] for r in sent})
 
+    def labelstudio(self, records: list[dict], meta: ReleaseMeta) -> Callable[[], dict]:
+        """The Label Studio files of the records made by a worker: a call that waits for
+        them."""
+        future = self.pool.submit(
+            _labelstudio, records, release_categories(meta, records), meta.labelstudio
+        )
+        return future.result
+
     def close(self, *, failed: bool) -> None:
         """Wait for the workers to end; after a failure they stop at their next file."""
         if failed:
@@ -189,6 +199,12 @@ def _watch_parent(parent: int) -> None:
         os._exit(1)
 
     threading.Thread(target=watch, name="release-worker-watch", daemon=True).start()
+
+
+def _labelstudio(records: list[dict], categories: list[str], profile) -> dict[str, bytes]:
+    """In a worker: ``labelstudio_files`` of the records."""
+    with _timed("Label Studio files"):
+        return labelstudio_files(records, categories=categories, profile=profile)
 
 
 def _negatives(records: list[dict], firsts: list[str]) -> Derived:

@@ -10,7 +10,7 @@ import shutil
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 
@@ -344,12 +344,14 @@ def _write_files(
     sums = _import_checksums(standing) if workers else {}
 
     derived = LaterNegatives()
+    labelstudio: list[Callable[[], Mapping[str, bytes]]] = []  # and the Label Studio files
 
     def records_made(records: list[dict]) -> None:
         if workers:  # half the derived negatives, and the images config's shards (which
             # need the records only), are made from now on
             workers.negatives(records, verified=verified, edited=edited, derived=derived)
             imaged.append(workers.shards(records, meta_json, sums))
+            labelstudio.append(workers.labelstudio(records, meta))
 
     meta_json = meta.as_json()
     try:
@@ -362,6 +364,7 @@ def _write_files(
             options=options,
             on_records=records_made,
             derived=derived if workers else None,
+            labelstudio=(lambda: labelstudio[0]()) if workers else None,
         )
         clock.done("data files, questions and baselines (images checked meanwhile)")
         _refuse_telling_questions(built, options)

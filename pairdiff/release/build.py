@@ -70,6 +70,7 @@ def release_files(
     options: ReleaseOptions | None = None,
     on_records: Callable[[list[dict]], None] | None = None,
     derived: Mapping[int, tuple[list, str] | ValueError] | None = None,
+    labelstudio: Callable[[], Mapping[str, bytes]] | None = None,
 ) -> ReleaseFiles:
     """The data files and the dataset card. ``verified`` and ``negatives`` hold leads'
     verified (frozen) and edited hard negatives by pair id; the others are derived from the
@@ -77,7 +78,9 @@ def release_files(
     training target is left out of that file and named in ``report``. ``on_records``, when
     given, is called with the records as soon as they are made, before the questions and the
     files (work that needs only them can start); ``derived``, the derived negatives of some
-    records made meanwhile (``question_set``)."""
+    records made meanwhile (``question_set``); ``labelstudio``, when given, gives the Label
+    Studio files made meanwhile (``labelstudio_files`` of the records with
+    ``release_categories``)."""
     options = options or ReleaseOptions()
     left_by_filter: dict[str, int] = {}
     if options.strict:
@@ -123,8 +126,12 @@ def release_files(
         "training.jsonl": _jsonl(training.rows),
         VOCABULARY_FILE: _json(vocabulary()),
         "questions.jsonl": _jsonl(questions.rows),
-        **labelstudio_files(
-            records, categories=[c["slug"] for c in categories], profile=meta.labelstudio
+        **(
+            labelstudio()
+            if labelstudio is not None
+            else labelstudio_files(
+                records, categories=[c["slug"] for c in categories], profile=meta.labelstudio
+            )
         ),
         "README.md": dataset_card(
             meta=meta.as_json(),
@@ -276,6 +283,11 @@ def manifest(
 
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def release_categories(meta: ReleaseMeta, records: Sequence[Mapping]) -> list[str]:
+    """The category slugs the release's Label Studio files list."""
+    return [c["slug"] for c in _categories(meta.categories, records)]
 
 
 def _categories(taxonomy: Sequence[Mapping], records: Sequence[Mapping]) -> list[dict]:
