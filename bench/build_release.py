@@ -1,16 +1,18 @@
 """Build time of a release of N accepted pairs (default 10,000), in this process.
 
     .venv/bin/python bench/build_release.py [--pairs 10000] [--postgres [--database NAME]]
-        [--size 640x480] [--profile FILE]
+        [--size 640x480] [--profile FILE] [--hashes FILE]
 
 Seeds N accepted pairs straight into the database (two annotations each, an agreement with
 its consensus, four categories, boxes of every difficulty) with JPEG originals on the local
 filesystem storage; every pair has its own B file (a shared A), so the build checks and
 copies 2·N originals as a real one does (the shared A file is hashed once per build, as any
 original several pairs use; the Parquet ``images`` config holds N + 1 distinct images).
-Prints the time of each phase and the sizes of the files written, the build's CPU time and
-the load average. Seeding is not part of the timing. ``--profile FILE`` runs the build under
-cProfile, writes its stats to FILE and prints the functions that took the most time.
+Prints the time of each phase and the sizes of the files written, the build's CPU time (and
+its worker processes') and the load average. Seeding is not part of the timing. ``--profile
+FILE`` runs the build under cProfile (this process only), writes its stats to FILE and prints
+the functions that took the most time.
+``--hashes FILE`` writes the sha256 of every file of the release (to compare builds).
 ``--database`` (or ``DIFFMARK_BENCH_DB``) names the PostgreSQL database, which is
 dropped and created again.
 """
@@ -23,6 +25,7 @@ import hashlib
 import logging
 import os
 import pstats
+import resource
 import sys
 import tempfile
 import time
@@ -166,6 +169,11 @@ def main() -> None:
     )
     parser.add_argument("--size", default="640x480")
     parser.add_argument("--profile", metavar="FILE", help="run the build under cProfile")
+    parser.add_argument(
+        "--hashes",
+        metavar="FILE",
+        help="write the sha256 of every file of the release to FILE (to compare two builds)",
+    )
     args = parser.parse_args()
     width, height = (int(v) for v in args.size.split("x"))
     size = (width, height)
@@ -196,6 +204,7 @@ def main() -> None:
         logging.getLogger("review.releases").setLevel(logging.INFO)
         profile = cProfile.Profile() if args.profile else None
         started, cpu = time.perf_counter(), time.process_time()
+        children = _children_cpu()
         if profile:
             profile.enable()
         release = release_build(release.pk)
@@ -203,6 +212,7 @@ def main() -> None:
             profile.disable()
             profile.dump_stats(args.profile)
         elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+        children = _children_cpu() - children
         load = (
             Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else []
         )
@@ -219,15 +229,34 @@ def main() -> None:
             f"({n / elapsed:.0f} pairs/s), {release.records.count()} records"
         )
         print(
-            f"  CPU time of this process {cpu:.1f} s (worker processes not counted); "
+            f"  CPU time of this process {cpu:.1f} s, of its worker processes {children:.1f} s; "
             f"load average {' '.join(load) or 'unknown'}"
         )
         print(f"  splits: {manifest['counts']['splits']}")
         print(f"  images: {len(files) - len(data)} files, {images / 1e6:.0f} MB")
         for name, size_bytes in sorted(data.items()):
             print(f"  {name}: {size_bytes / 1e6:.2f} MB")
+        if args.hashes:
+            _write_hashes(workdir / "media" / release.prefix, Path(args.hashes))
         if profile:
             pstats.Stats(profile).sort_stats("cumulative").print_stats(40)
+
+
+def _children_cpu() -> float:
+    """User and system CPU seconds of the child processes that ended (the build's workers)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _write_hashes(folder: Path, out: Path) -> None:
+    """``sha256  path`` of every file under ``folder``, sorted by path."""
+    lines = []
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        with path.open("rb") as handle:
+            digest = hashlib.file_digest(handle, "sha256").hexdigest()
+        lines.append(f"{digest}  {path.relative_to(folder)}\n")
+    out.write_text("".join(lines))
+    print(f"  sha256 of {len(lines)} files written to {out}")
 
 
 if __name__ == "__main__":

@@ -10,14 +10,14 @@ import shutil
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 
 from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import Storage, default_storage
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
@@ -29,12 +29,14 @@ from jobs.registry import work_enqueue_on_commit
 from jobs.sweeps import jobs_stale
 from pairdiff.geometry import Frame
 from pairdiff.release.build import ReleaseFiles, ReleaseMeta, manifest, release_files, sha256
+from pairdiff.release.hf import config_rows
 from pairdiff.release.options import ReleaseOptions
 from pairdiff.release.publish import research_parts
 from pairdiff.release.records import ReleasePair
 from pairdiff.release.splits import SplitPlan
 from projects.models import Project
 from review.models import QuestionEdit, Release, ReleaseRecord, ReleaseStatus
+from review.release_workers import BuildWorkers, LaterNegatives, workers_usable
 from review.standing import Standing, standing_answers
 
 log = logging.getLogger(__name__)
@@ -173,25 +175,12 @@ def release_build(release_id: int, *, storage: Storage | None = None) -> Release
     try:
         _storage_clear(storage, release.prefix)
         built, written = _build(release, storage, job)
+        clock = _Stages(release.pk)
         with transaction.atomic():
             if not _owned(release, job, lock=True):
                 log.warning("release %s was failed as stale meanwhile: not published", release.pk)
                 return release
-            ReleaseRecord.objects.bulk_create(
-                (
-                    ReleaseRecord(
-                        release=release,
-                        pair_id=record["pair_id"],
-                        position=i,
-                        split=record["split"],
-                        category=record["category"],
-                        difficulty=record["difficulty"] or "",
-                        data=record,
-                    )
-                    for i, record in enumerate(built.records)
-                ),
-                batch_size=RECORDS_BATCH,
-            )
+            _records_insert(release, built)
             release.manifest = written
             release.status = ReleaseStatus.READY
             release.ready_at = timezone.now()
@@ -208,6 +197,7 @@ def release_build(release_id: int, *, storage: Storage | None = None) -> Release
                     message=f"Release {release.name} is ready: {built.counts['total']} pairs"
                     + _warned(built.report.get("warnings", [])),
                 )
+        clock.done("records and manifest published")
     except ReleaseRefused as exc:  # the message is meant for people as it is
         log.warning("release %s refused: %s", release.pk, exc)
         _release_fail(release, storage, str(exc))
@@ -215,6 +205,63 @@ def release_build(release_id: int, *, storage: Storage | None = None) -> Release
         log.exception("release %s failed", release.pk)
         _release_fail(release, storage, f"{type(exc).__name__}: {exc}")
     return release
+
+
+def _records_insert(release: Release, built: ReleaseFiles) -> None:
+    """The release's records, in the caller's transaction: on PostgreSQL by COPY, with each
+    record's JSON as benchmark.json holds it (one per line; a 10,000-pair release's
+    bulk_create quoted every value in Python for seconds)."""
+    records = built.records
+    texts = _record_texts(built.files.get("benchmark.json", b""), len(records))
+    if connection.vendor != "postgresql" or texts is None:
+        ReleaseRecord.objects.bulk_create(
+            (
+                ReleaseRecord(
+                    release=release,
+                    pair_id=record["pair_id"],
+                    position=i,
+                    split=record["split"],
+                    category=record["category"],
+                    difficulty=record["difficulty"] or "",
+                    data=record,
+                )
+                for i, record in enumerate(records)
+            ),
+            batch_size=RECORDS_BATCH,
+        )
+        return
+    columns = ", ".join(
+        connection.ops.quote_name(column)
+        for column in (
+            "release_id", "pair_id", "position", "split", "category", "difficulty", "data"
+        )
+    )  # fmt: skip
+    table = connection.ops.quote_name(ReleaseRecord._meta.db_table)
+    with connection.cursor() as cursor, cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+        for i, (record, text) in enumerate(zip(records, texts, strict=True)):
+            copy.write_row(
+                (
+                    release.pk,
+                    record["pair_id"],
+                    i,
+                    record["split"],
+                    record["category"],
+                    record["difficulty"] or "",
+                    text,
+                )
+            )
+
+
+def _record_texts(benchmark: bytes, count: int) -> list[str] | None:
+    """Each record's JSON text from benchmark.json (``build._json``: a line per record), or
+    None when the file does not hold ``count`` of them that way."""
+    lines = benchmark.decode().split("\n")
+    if count == 0 or len(lines) != count + 3 or lines[0] != "[" or lines[-2:] != ["]", ""]:
+        return None
+    texts = [line[:-1] for line in lines[1:-3]] + [lines[-3]]
+    if not all(line.endswith(",") for line in lines[1:-3]):
+        return None
+    return texts
 
 
 def _build(release: Release, storage: Storage, job) -> tuple[ReleaseFiles, dict]:
@@ -242,22 +289,96 @@ def _build(release: Release, storage: Storage, job) -> tuple[ReleaseFiles, dict]
         },
     )
     pairs = [release_pair(s) for s in standing]
-    verified, edited = _lead_negatives(standing)
     options = ReleaseOptions.from_json(release.options)
-    # The originals are checked and copied in threads (reading, hashing and linking release
-    # the GIL) while this thread makes the data files; a failure of either stops both before
-    # the caller clears the folder, and a refusal of the questions comes first, as it would
-    # if the copies came after.
-    copies = _ImageCopies(standing, release.prefix, storage)
+    # The originals are checked and copied beside this thread, which makes the data files:
+    # in a worker process when folder and originals are on local disk (release_workers),
+    # in threads otherwise. A failure of either stops both before the caller clears the
+    # folder, and a refusal of the questions comes first, as it would if the copies came after.
+    workers = (
+        BuildWorkers(standing, release.prefix, storage)
+        if workers_usable(standing, release.prefix, storage)
+        else None
+    )
+    failed = True
+    try:
+        built, files = _write_files(
+            release, storage, job, clock, standing, workers, pairs, plan, meta, options
+        )
+        failed = False
+    finally:
+        if workers:
+            workers.close(failed=failed)
+    clock.done("Parquet, TSVs, lmms-eval, croissant")
+    data = manifest(
+        meta=meta,
+        plan=plan,
+        counts=built.counts,
+        stats=built.stats,
+        notes=built.notes,
+        files=files,
+        report=built.report,
+    )
+    _write(storage, f"{release.prefix}/manifest.json", data)
+    clock.done("manifest")
+    return built, json.loads(data)
+
+
+def _write_files(
+    release: Release,
+    storage: Storage,
+    job,
+    clock: _Stages,
+    standing: list[Standing],
+    workers: BuildWorkers | None,
+    pairs: list[ReleasePair],
+    plan: SplitPlan,
+    meta: ReleaseMeta,
+    options: ReleaseOptions,
+) -> tuple[ReleaseFiles, dict[str, tuple[int, str]]]:
+    """Every file but the manifest written: the built data files, and size and sha256 of
+    every file by name."""
+    verified, edited = _lead_negatives(standing)
+    copies = None if workers else _ImageCopies(standing, release.prefix, storage)
+    imaged: list[Future] = []
+    # The images' sha256 are the ones taken at import, which the copies check.
+    sums = _import_checksums(standing) if workers else {}
+
+    derived = LaterNegatives()
+    labelstudio: list[Callable[[], Mapping[str, bytes]]] = []  # and the Label Studio files
+
+    def records_made(records: list[dict]) -> None:
+        if workers:  # half the derived negatives, and the images config's shards (which
+            # need the records only), are made from now on
+            workers.negatives(records, verified=verified, edited=edited, derived=derived)
+            imaged.append(workers.shards(records, meta_json, sums))
+            labelstudio.append(workers.labelstudio(records, meta))
+
+    meta_json = meta.as_json()
     try:
         built = release_files(
-            pairs, plan, meta, negatives=edited, verified=verified, options=options
+            pairs,
+            plan,
+            meta,
+            negatives=edited,
+            verified=verified,
+            options=options,
+            on_records=records_made,
+            derived=derived if workers else None,
+            labelstudio=(lambda: labelstudio[0]()) if workers else None,
         )
         clock.done("data files, questions and baselines (images checked meanwhile)")
         _refuse_telling_questions(built, options)
-        files = copies.result(job)
+        rows = built.rows or config_rows(built.files, built.records)
+        if workers:  # and the VLMEvalKit TSVs need the questions
+            imaged.extend(workers.tsvs(rows["questions"], meta_json, sums))
+            files = dict(workers.copies.result())
+            if job:
+                job_progress(job, done=len(standing))
+        else:
+            files = copies.result(job) if copies else {}
     finally:
-        copies.stop()
+        if copies:
+            copies.stop()
     clock.done("images checked and copied")
     with ThreadPoolExecutor(max_workers=WRITERS) as pool:
         # Files are written and hashed in threads (both release the GIL) while the next one
@@ -279,37 +400,46 @@ def _build(release: Release, storage: Storage, job) -> tuple[ReleaseFiles, dict]
             meta=meta.as_json(),
             checksums={name: digest for name, (_, digest) in files.items()},
             read_image=lambda path: _read(storage, f"{release.prefix}/{path}"),
-            rows=built.rows or None,
+            rows=rows,
         )
-        # The files holding images (reading, copying, hashing bytes: the GIL is free most of
-        # the time) are made and written in a thread of their own, one at a time (an images
-        # shard holds its images), while this one makes the tables.
-        stopped = threading.Event()
-        with ThreadPoolExecutor(max_workers=1) as side:
-            imaged = side.submit(_store_all, storage, release.prefix, with_images, stopped)
-            try:
-                for name, data in tables:
-                    store(name, data)
-            except BaseException:  # the other thread stops, and is waited for, first
-                stopped.set()
-                raise
-            files.update(imaged.result())
+        # The files holding images are made and written by a worker (or a thread of their
+        # own), one at a time (an images shard holds its images), while this thread makes the
+        # tables.
+        if workers:
+            for name, data in tables:
+                store(name, data)
+            for future in imaged:
+                files.update(future.result())
+        else:
+            _tables_beside_images(storage, release.prefix, tables, with_images, store, files)
         while pending:
             done_name, future = pending.popleft()
             files[done_name] = future.result()
-    clock.done("Parquet, TSVs, lmms-eval, croissant")
-    data = manifest(
-        meta=meta,
-        plan=plan,
-        counts=built.counts,
-        stats=built.stats,
-        notes=built.notes,
-        files=files,
-        report=built.report,
-    )
-    _write(storage, f"{release.prefix}/manifest.json", data)
-    clock.done("manifest")
-    return built, json.loads(data)
+    return built, files
+
+
+def _tables_beside_images(storage, prefix, tables, with_images, store, files) -> None:
+    """Without workers: the files holding images (reading, copying, hashing bytes: the GIL
+    is free most of the time) made and written in a thread of their own."""
+    stopped = threading.Event()
+    with ThreadPoolExecutor(max_workers=1) as side:
+        imaged = side.submit(_store_all, storage, prefix, with_images, stopped)
+        try:
+            for name, data in tables:
+                store(name, data)
+        except BaseException:  # the other thread stops, and is waited for, first
+            stopped.set()
+            raise
+        files.update(imaged.result())
+
+
+def _import_checksums(standing: list[Standing]) -> dict[str, str]:
+    """The sha256 taken at import of every image, by its name in the release."""
+    return {
+        image_path(s.pair, side): s.pair.sha256_a if side == "a" else s.pair.sha256_b
+        for s in standing
+        for side in ("a", "b")
+    }
 
 
 class _Stages:

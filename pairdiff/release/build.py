@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pairdiff.labels import normalise_label
@@ -68,11 +68,19 @@ def release_files(
     negatives: Mapping[int, Sequence[str]] | None = None,
     verified: Mapping[int, Sequence[str]] | None = None,
     options: ReleaseOptions | None = None,
+    on_records: Callable[[list[dict]], None] | None = None,
+    derived: Mapping[int, tuple[list, str] | ValueError] | None = None,
+    labelstudio: Callable[[], Mapping[str, bytes]] | None = None,
 ) -> ReleaseFiles:
     """The data files and the dataset card. ``verified`` and ``negatives`` hold leads'
     verified (frozen) and edited hard negatives by pair id; the others are derived from the
     ground truth. No single record fails the build: one that cannot make a question or a
-    training target is left out of that file and named in ``report``."""
+    training target is left out of that file and named in ``report``. ``on_records``, when
+    given, is called with the records as soon as they are made, before the questions and the
+    files (work that needs only them can start); ``derived``, the derived negatives of some
+    records made meanwhile (``question_set``); ``labelstudio``, when given, gives the Label
+    Studio files made meanwhile (``labelstudio_files`` of the records with
+    ``release_categories``)."""
     options = options or ReleaseOptions()
     left_by_filter: dict[str, int] = {}
     if options.strict:
@@ -85,6 +93,8 @@ def release_files(
         (benchmark_record(p, splits.of[p.pair_id]) for p in pairs),
         key=lambda r: (order[r["split"]], r["pair_id"]),
     )
+    if on_records is not None:
+        on_records(records)
     categories = _categories(meta.categories, records)
     # Nothing release-specific (name, version, time) in the data files: the same pairs and
     # seed give the same bytes; the manifest and the card say which release they belong to.
@@ -97,7 +107,11 @@ def release_files(
     counts = release_counts(records)
     stats = agreement_stats(records)
     questions = question_set(
-        records, seed=plan.seed, verified=verified or {}, edited=negatives or {}
+        records,
+        seed=plan.seed,
+        verified=verified or {},
+        edited=negatives or {},
+        derived=derived,
     )
     training = training_set(records, seed=plan.seed, swap_ab=options.swap_ab)
     report = _report(options, left_by_filter, questions, training, splits.notes, counts)
@@ -112,8 +126,12 @@ def release_files(
         "training.jsonl": _jsonl(training.rows),
         VOCABULARY_FILE: _json(vocabulary()),
         "questions.jsonl": _jsonl(questions.rows),
-        **labelstudio_files(
-            records, categories=[c["slug"] for c in categories], profile=meta.labelstudio
+        **(
+            labelstudio()
+            if labelstudio is not None
+            else labelstudio_files(
+                records, categories=[c["slug"] for c in categories], profile=meta.labelstudio
+            )
         ),
         "README.md": dataset_card(
             meta=meta.as_json(),
@@ -265,6 +283,11 @@ def manifest(
 
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def release_categories(meta: ReleaseMeta, records: Sequence[Mapping]) -> list[str]:
+    """The category slugs the release's Label Studio files list."""
+    return [c["slug"] for c in _categories(meta.categories, records)]
 
 
 def _categories(taxonomy: Sequence[Mapping], records: Sequence[Mapping]) -> list[dict]:

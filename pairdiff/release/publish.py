@@ -66,13 +66,23 @@ def research_parts(
             croissant_bytes(croissant(meta=meta, columns=columns, checksums=checksums)),
         )
 
-    def images() -> Iterator[tuple[str, bytes]]:
-        yield from image_shards(rows, read_image=read_image, checksums=checksums)
-        yield from vlmevalkit_tsvs(
-            rows["questions"],
-            project_slug=meta["project_slug"],
-            read_image=read_image,
-            checksums=checksums,
-        )
+    return tables(), research_images(rows, meta=meta, checksums=checksums, read_image=read_image)
 
-    return tables(), images()
+
+def research_images(
+    rows: Mapping[str, Sequence[Mapping]],
+    *,
+    meta: Mapping,
+    checksums: Mapping[str, str],
+    read_image: Callable[[str], bytes],
+) -> Iterator[tuple[str, bytes]]:
+    """The second part of ``research_parts``, the files holding images, one at a time: the
+    images config's shards and the VLMEvalKit TSVs. Of ``rows`` it reads the image paths of
+    the benchmark rows and the questions; of ``checksums`` the images'."""
+    yield from image_shards(rows, read_image=read_image, checksums=checksums)
+    yield from vlmevalkit_tsvs(
+        rows["questions"],
+        project_slug=meta["project_slug"],
+        read_image=read_image,
+        checksums=checksums,
+    )

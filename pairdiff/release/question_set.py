@@ -77,12 +77,42 @@ def release_prior(
 ) -> Prior:
     """The slot values of the true descriptions that can make questions (first changes).
     ``slots_of``, when given, is filled with ``find_slots`` of each description, by text."""
-    firsts = [r["changes"][0]["description"] for r in records if r["changes"]]
-    found = {} if slots_of is None else slots_of
+    return _prior_of(release_firsts(records), {} if slots_of is None else slots_of)
+
+
+def _prior_of(firsts: Sequence[str], found: dict[str, list[Slot]]) -> Prior:
     for text in firsts:
         if text not in found:
             found[text] = find_slots(text)
     return slots_prior(found[text] for text in firsts)
+
+
+Derived = dict[int, "tuple[list, str] | ValueError"]
+
+
+def release_firsts(records: Sequence[Mapping]) -> list[str]:
+    """The first descriptions of the records, which the release's prior is made of."""
+    return [r["changes"][0]["description"] for r in records if r["changes"]]
+
+
+def derived_negatives(
+    records: Sequence[Mapping], *, firsts: Sequence[str], entity_pool: Sequence[str] = ()
+) -> Derived:
+    """``question_negatives`` of each record by pair id (or the ValueError it raised), under
+    the prior of ``firsts`` (``release_firsts`` of the release's records): the derived
+    negatives ``question_set`` makes, made elsewhere (another process) and handed to it as
+    ``derived``, byte for byte the same."""
+    slots_of: dict[str, list[Slot]] = {}
+    prior = _prior_of(firsts, slots_of)
+    out: Derived = {}
+    for record in records:
+        try:
+            out[record["pair_id"]] = question_negatives(
+                record, entity_pool=entity_pool, prior=prior, slots_of=slots_of
+            )
+        except ValueError as exc:
+            out[record["pair_id"]] = exc
+    return out
 
 
 def question_problem(record: Mapping) -> str:
@@ -104,10 +134,12 @@ def question_set(
     verified: Mapping[int, Sequence[str]],
     edited: Mapping[int, Sequence[str]],
     entity_pool: Sequence[str] = (),
+    derived: Mapping[int, tuple[list, str] | ValueError] | None = None,
 ) -> QuestionSet:
     """Questions of ``records`` (in their order). Negatives: a lead's verified ones (frozen),
-    else a lead's edit, else derived. A record that cannot make a question is left out and
-    named; nothing here raises for one record. Answer letters are balanced in each split."""
+    else a lead's edit, else derived (``derived``, by pair id, holds some made already by
+    ``derived_negatives``). A record that cannot make a question is left out and named;
+    nothing here raises for one record. Answer letters are balanced in each split."""
     result = QuestionSet()
     slots_of: dict[str, list[Slot]] = {}  # each description's slots, found once
     prior = release_prior(records, slots_of=slots_of)
@@ -122,6 +154,11 @@ def question_set(
                     negatives, source = list(verified[pid]), "verified"
                 elif edited.get(pid):
                     negatives, source = list(edited[pid]), "edited"
+                elif derived is not None and pid in derived:
+                    done = derived[pid]
+                    if isinstance(done, ValueError):
+                        raise done
+                    negatives, source = done
                 else:
                     negatives, source = question_negatives(
                         record, entity_pool=entity_pool, prior=prior, slots_of=slots_of

@@ -12,7 +12,12 @@ from pairdiff.release.baselines import (
     text_baselines,
 )
 from pairdiff.release.build import ReleaseMeta, release_files
-from pairdiff.release.question_set import question_problem, question_set
+from pairdiff.release.question_set import (
+    derived_negatives,
+    question_problem,
+    question_set,
+    release_firsts,
+)
 from pairdiff.release.questions import NO_DIFFERENCE, image_negatives
 from pairdiff.release.records import ReleasePair, benchmark_record
 from pairdiff.release.slots import find_slots, slot_prior
@@ -183,3 +188,28 @@ def test_the_drawn_keys_are_pythons_own_draws_whichever_generator_makes_them(n):
     ours, python = Random("seed"), Random("seed")
     assert _draws(ours, n).tolist() == [python.random() for _ in range(n)]
     assert ours.random() == python.random()  # moved on past them
+
+
+def test_negatives_derived_elsewhere_give_the_same_questions_and_errors_come_back():
+    """A release build derives half the negatives in a worker process (``derived``): the
+    questions are the same, and a record whose derivation failed is left out as it would be."""
+    pairs = [_pair(i, c, d) for i, (c, d) in enumerate(DESCRIPTIONS * 3, start=1)]
+    records = [benchmark_record(p, ["train", "val", "test"][i % 3]) for i, p in enumerate(pairs)]
+    alone = question_set(records, seed=5, verified={}, edited={})
+
+    half = records[len(records) // 2 :]
+    sent = [{**r, "changes": [r["changes"][0]]} for r in half]  # as the worker gets them
+    derived = derived_negatives(sent, firsts=release_firsts(records))
+    assert set(derived) == {r["pair_id"] for r in half}
+    together = question_set(records, seed=5, verified={}, edited={}, derived=derived)
+    assert together.rows == alone.rows and together.sources == alone.sources
+    assert together.baselines == alone.baselines
+
+    failed = {half[0]["pair_id"]: ValueError("only 1 distinct negatives could be made")}
+    result = question_set(records, seed=5, verified={}, edited={}, derived=failed)
+    assert {
+        "id": half[0]["id"],
+        "pair_id": half[0]["pair_id"],
+        "reason": "no question could be made: only 1 distinct negatives could be made",
+    } in result.left_out
+    assert len(result.rows) == len(alone.rows) - 1

@@ -1,6 +1,6 @@
 import hashlib
 import json
-import threading
+import multiprocessing
 import time
 from typing import Any
 
@@ -10,6 +10,8 @@ from django.core.management import CommandError, call_command
 
 from annotator.models import PairStatus
 from jobs.models import JobStatus
+from pairdiff.release import publish
+from pairdiff.release.build import _json as release_json
 from pairdiff.release.splits import SplitPlan
 from review import releases as releases_module
 from review.models import QuestionEdit, Release, ReleaseStatus
@@ -201,7 +203,8 @@ def test_a_build_failing_while_the_images_are_copied_leaves_no_file_behind(
     project, accepted, lead, monkeypatch, django_capture_on_commit_callbacks
 ):
     monkeypatch.setattr(releases_module, "COPY_BATCH", 2)
-    copy, copied = releases_module._copy_image, threading.Event()
+    # An event a forked worker can set (the copies run in one when the storage is local).
+    copy, copied = releases_module._copy_image, multiprocessing.get_context("fork").Event()
 
     def slow_copy(*args, **kwargs):
         time.sleep(0.02)
@@ -227,21 +230,26 @@ def test_a_build_failing_while_the_images_are_copied_leaves_no_file_behind(
 def test_a_build_failing_while_its_research_files_are_written_leaves_no_file_behind(
     failing, project, accepted, lead, monkeypatch, django_capture_on_commit_callbacks
 ):
-    """The tables and the files holding images are made in two threads: a failure in either
-    stops and waits for the other before the folder is cleared."""
-    parts = releases_module.research_parts
+    """The tables and the files holding images are made beside each other (in a worker
+    process when the storage is local): a failure in either stops and waits for the other
+    before the folder is cleared."""
+    parts, images_part = releases_module.research_parts, publish.research_images
+
+    def fail(made):
+        yield next(made)
+        time.sleep(0.05)  # the other side writes meanwhile
+        raise OSError("the disk went away")
 
     def failing_parts(*args, **kwargs):
         tables, images = parts(*args, **kwargs)
-
-        def fail(made):
-            yield next(made)
-            time.sleep(0.05)  # the other thread writes meanwhile
-            raise OSError("the disk went away")
-
         return (fail(tables), images) if failing == "tables" else (tables, fail(images))
 
+    def failing_images(*args, **kwargs):
+        made = images_part(*args, **kwargs)
+        return fail(made) if failing == "images" else made
+
     monkeypatch.setattr(releases_module, "research_parts", failing_parts)
+    monkeypatch.setattr(publish, "research_images", failing_images)  # as the worker makes them
     release = _build(project, lead=lead, capture=django_capture_on_commit_callbacks)
 
     assert release.status == ReleaseStatus.FAILED and "disk went away" in release.message
@@ -373,3 +381,49 @@ def test_the_questions_page_previews_exactly_the_negatives_a_release_writes(
     assert len(previews) == len(accepted)
     for preview in previews:
         assert set(preview.negatives) <= written[preview.pair.pk], preview.pair.pk
+
+
+def test_worker_processes_and_threads_build_the_same_release(
+    project, accepted, lead, monkeypatch, django_capture_on_commit_callbacks
+):
+    """On local disk the copies, the files holding images and half the derived negatives are
+    made in forked worker processes; elsewhere in threads of the build. Same bytes, same
+    records (on PostgreSQL written by COPY from benchmark.json's lines)."""
+    capture = django_capture_on_commit_callbacks
+    made = []
+    usable = releases_module.workers_usable
+
+    def noted(*args):
+        made.append(usable(*args))
+        return made[-1]
+
+    monkeypatch.setattr(releases_module, "workers_usable", noted)
+    forked = _build(project, "v1", lead, capture, seed=4, test_fraction=0.34)
+    monkeypatch.setattr(releases_module, "workers_usable", lambda *args: False)
+    threaded = _build(project, "v2", lead, capture, seed=4, test_fraction=0.34)
+
+    assert made == [True]
+    assert forked.status == threaded.status == ReleaseStatus.READY
+    names = [n for n in forked.manifest["files"] if n not in ("README.md", "croissant.json")]
+    assert sorted(names) == sorted(
+        n for n in threaded.manifest["files"] if n not in ("README.md", "croissant.json")
+    )
+    for name in names:  # images, data files, Parquet shards, TSVs, lmms-eval
+        assert _read(forked, name) == _read(threaded, name), name
+        assert forked.manifest["files"][name] == threaded.manifest["files"][name], name
+    benchmark = json.loads(_read(forked, "benchmark.json"))
+    for release in (forked, threaded):
+        records = list(release.records.order_by("position"))
+        assert [r.data for r in records] == benchmark
+        assert [(r.position, r.pair_id, r.split, r.category, r.difficulty) for r in records] == [
+            (i, b["pair_id"], b["split"], b["category"], b["difficulty"] or "")
+            for i, b in enumerate(benchmark)
+        ]
+
+
+def test_record_texts_are_benchmark_json_lines_or_none():
+    records = [{"a": 1, "t": "x,\n"}, {"b": [1, 2]}]
+    data = release_json(records)  # as release_files writes benchmark.json
+    assert [json.loads(t) for t in releases_module._record_texts(data, 2)] == records
+    assert releases_module._record_texts(data, 3) is None
+    assert releases_module._record_texts(b"[]\n", 0) is None
