@@ -35,6 +35,7 @@ import signal
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -241,8 +242,9 @@ class WsgiCaller:
         self.app, self.token = WSGIHandler(), token
         self.status = ""
 
-    def _start_response(self, status: str, headers: list, exc_info=None) -> None:
+    def _start_response(self, status: str, headers: list, exc_info=None, /) -> Callable:
         self.status = status
+        return lambda data: None  # the body comes back as the iterable, never written here
 
     def post(self, path: str, body: bytes = b"", **headers: str) -> tuple[str, bytes, float]:
         environ = {
