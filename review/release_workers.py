@@ -25,6 +25,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 
 from django.core.files.storage import Storage
 
+from annotator.models import Pair
 from config.storage import local_path
 from pairdiff.labelstudio_export import labelstudio_files
 from pairdiff.release import publish
@@ -66,10 +67,27 @@ def workers_usable(standing: Sequence[Standing], prefix: str, storage: Storage) 
 class BuildWorkers:
     """The two workers of one build; the originals' copies start at once."""
 
-    def __init__(self, standing: list[Standing], prefix: str, storage: Storage) -> None:
+    def __init__(
+        self,
+        standing: list[Standing],
+        prefix: str,
+        storage: Storage,
+        *,
+        copy_image: Callable[..., tuple[str, tuple[int, str]]],
+        image_path: Callable[[Pair, str], str],
+    ) -> None:
+        """`copy_image` and `image_path`: the build's own (review.releases imports this module,
+        so it hands them over rather than being imported back)."""
         context = multiprocessing.get_context("fork")
         self.stop = context.Event()
-        _inherited.update(standing=standing, prefix=prefix, storage=storage, stop=self.stop)
+        _inherited.update(
+            standing=standing,
+            prefix=prefix,
+            storage=storage,
+            stop=self.stop,
+            copy_image=copy_image,
+            image_path=image_path,
+        )
         # What exists now is left out of the garbage collector's passes, here and in the
         # workers: their collections would walk (and copy, page by page) the build's heap.
         gc.freeze()
@@ -230,14 +248,13 @@ def _timed(task: str) -> Iterator[None]:
 def _copy_all() -> list[tuple[str, tuple[int, str]]]:
     """In a worker: every original checked and linked, in the pairs' order; the first failure
     stops the copies and is raised."""
-    from review import releases  # the build's module, as the parent sees it (tests patch it)
-
     with _timed("originals checked and linked"):
-        return _copy_each(releases)
+        return _copy_each()
 
 
-def _copy_each(releases) -> list[tuple[str, tuple[int, str]]]:
+def _copy_each() -> list[tuple[str, tuple[int, str]]]:
     standing, prefix, storage, stop = _worker_state()
+    copy_image = _inherited["copy_image"]
     checked: dict[str, str] = {}
     made: set[str] = set()
     done: list[tuple[str, tuple[int, str]]] = []
@@ -245,9 +262,7 @@ def _copy_each(releases) -> list[tuple[str, tuple[int, str]]]:
         for side in ("a", "b"):
             if stop.is_set():
                 return done
-            done.append(
-                releases._copy_image(s.pair, side, prefix, storage, checked=checked, made=made)
-            )
+            done.append(copy_image(s.pair, side, prefix, storage, checked=checked, made=made))
     return done
 
 
@@ -263,12 +278,11 @@ def _images_all(
 def _images_each(
     rows: Mapping[str, Sequence[Mapping]], meta: Mapping, checksums: Mapping[str, str]
 ) -> dict[str, tuple[int, str]]:
-    from review import releases
-
     standing, prefix, storage, stop = _worker_state()
+    image_path = _inherited["image_path"]
     # Each image's pair and side by its name in the release; its original's path is looked
     # up only for the images read (a few thousand of them for the TSVs).
-    sides = {releases.image_path(s.pair, side): (s.pair, side) for s in standing for side in "ab"}
+    sides = {image_path(s.pair, side): (s.pair, side) for s in standing for side in "ab"}
 
     def read_image(path: str) -> bytes:
         pair, side = sides[path]

@@ -295,7 +295,9 @@ def _build(release: Release, storage: Storage, job) -> tuple[ReleaseFiles, dict]
     # in threads otherwise. A failure of either stops both before the caller clears the
     # folder, and a refusal of the questions comes first, as it would if the copies came after.
     workers = (
-        BuildWorkers(standing, release.prefix, storage)
+        BuildWorkers(
+            standing, release.prefix, storage, copy_image=_copy_image, image_path=image_path
+        )
         if workers_usable(standing, release.prefix, storage)
         else None
     )

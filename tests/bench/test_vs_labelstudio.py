@@ -20,7 +20,7 @@ from bench.loops import (
     start_group,
     stop_group,
 )
-from bench.vs_labelstudio import Result, table
+from bench.vs_labelstudio import Result, served_times, table
 
 
 class FakeDriver:
@@ -109,6 +109,7 @@ def test_table_puts_each_server_in_its_column_and_the_ratios_against_label_studi
         _result("runserver", next_s=0.040, submit_s=0.050, per_second=20, rss=150),
         _result("gunicorn", next_s=0.010, submit_s=0.020, per_second=50, rss=125),
     ]
+    results[2].served_next, results[2].served_submit = [0.004] * 10, [0.006] * 10
     args = SimpleNamespace(single=10, users=8, rounds=40)
 
     lines = table(results, None, args).splitlines()
@@ -119,8 +120,30 @@ def test_table_puts_each_server_in_its_column_and_the_ratios_against_label_studi
         "| ≤ 5 / 10 ms | 2.0× / 8.0× |"
     )
     assert lines[4] == (
-        "| 8 users ×40: submits/s | 10.0 | 20.0 | 50.0 | ≥ 5× Label Studio | 2.0× / 5.0× |"
+        "| next, 1 client, server-side p50 / p95 (gunicorn's own request time) | – | – "
+        "| 4.0 / 4.0 ms | ≤ 5 ms p50 | – |"
     )
     assert lines[6] == (
+        "| 8 users ×40: submits/s | 10.0 | 20.0 | 50.0 | ≥ 5× Label Studio | 2.0× / 5.0× |"
+    )
+    assert lines[8] == (
         "| peak RSS per serving process | 500 MiB | 150 MiB | 125 MiB | ≤ 150 MiB | 3.3× / 4.0× |"
     )
+
+
+def test_served_times_read_the_one_clients_rounds_from_gunicorns_access_log(tmp_path):
+    log = tmp_path / "access.log"
+    lines = [
+        "POST /api/v1/projects/vs/next/ 200 9000",
+        "POST /api/v1/assignments/1/submit/ 201 9000",
+    ]
+    for i in range(2, 5):  # the warm-up above, then 3 rounds, then the crowd's requests
+        lines += [f"POST /api/v1/projects/vs/next/ 200 {i}000"]
+        lines += [f"POST /api/v1/assignments/{i}/submit/ 201 {i}500"]
+    lines += ["POST /api/v1/projects/vs/next/ 200 99000"]
+    log.write_text("\n".join(lines) + "\n")
+
+    served_next, served_submit = served_times(log, rounds=3)
+
+    assert served_next == [0.002, 0.003, 0.004]
+    assert served_submit == [0.0025, 0.0035, 0.0045]
