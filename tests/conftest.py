@@ -9,6 +9,7 @@ import pytest
 from annotator.leasing import assignment_lease_next
 from annotator.models import PairStatus
 from annotator.submitting import annotation_submit
+from config.celery import app as celery_app
 from projects.creating import project_create
 from projects.members import membership_set, user_ensure
 from projects.models import Preset, Role
@@ -91,3 +92,12 @@ def disputed(project, annotator_1, annotator_2):
     pair.refresh_from_db()
     assert pair.status == PairStatus.DISPUTED
     return pair
+
+
+def reset_broker_pool() -> None:
+    """Drop the connection pools Celery made for the broker it was configured with: they keep
+    that broker (kombu keeps each URL's pool for reuse, so it is not closed) whatever
+    ``broker_url`` says next. Call after every change of ``broker_url`` in a test, and after
+    putting it back: any earlier test may have made them for the tests' ``memory://``."""
+    celery_app._pool = None
+    celery_app.amqp._producer_pool = None

@@ -31,17 +31,10 @@ from review.releases import release_build, release_register, release_retry, rele
 from review.services import gold_answer_set
 from review.sweeps import review_work_resend
 from review.tasks import build_release, compute_agreement
-from tests.conftest import member
+from tests.conftest import member, reset_broker_pool
 from tests.factories import answer, make_accepted, make_pair
 
 LATER = timedelta(minutes=60)  # past every default threshold of the sweeps
-
-
-def _reset_broker_pool() -> None:
-    """Celery caches its connection pool: drop it so the next send uses the new broker URL
-    (kombu keeps the pool of each URL for reuse, so it is not closed)."""
-    celery_app._pool = None
-    celery_app.amqp._producer_pool = None
 
 
 @pytest.fixture
@@ -55,10 +48,10 @@ def dead_broker(monkeypatch):
     monkeypatch.setenv("CELERY_BROKER_URL", url)
     saved = {key: celery_app.conf[key] for key in ("broker_url", "task_always_eager")}
     celery_app.conf.update(broker_url=url, task_always_eager=False)
-    _reset_broker_pool()
+    reset_broker_pool()
     yield url
     celery_app.conf.update(saved)
-    _reset_broker_pool()
+    reset_broker_pool()
 
 
 def _submit_both(project, users, pair=None):

@@ -12,6 +12,7 @@ import pytest
 from django.db import connection
 
 from config.celery import app as celery_app
+from tests.conftest import reset_broker_pool
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -20,9 +21,6 @@ def _database_url() -> str:
     db = connection.settings_dict
     password = f":{db['PASSWORD']}" if db["PASSWORD"] else ""
     return f"postgres://{db['USER']}{password}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}"
-
-
-KEYS = ("broker_url", "task_always_eager", "task_default_queue")
 
 
 KEYS = ("broker_url", "task_always_eager", "task_default_queue")
@@ -45,6 +43,7 @@ def celery_worker(tmp_path, settings):
     worker = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     saved = {key: celery_app.conf[key] for key in KEYS}
     celery_app.conf.update(broker_url=broker, task_always_eager=False, task_default_queue=queue)
+    reset_broker_pool()  # an earlier test's pools would ping the tests' memory:// broker
     try:
         deadline = time.monotonic() + 60
         name = f"{queue}@{socket.gethostname()}"
@@ -56,6 +55,7 @@ def celery_worker(tmp_path, settings):
         worker.terminate()
         worker.wait(timeout=30)
         celery_app.conf.update(saved)
+        reset_broker_pool()
         log.close()
 
 

@@ -46,6 +46,7 @@ from pairdiff.release.splits import SplitPlan
 from review.models import Agreement, Release, ReleaseStatus
 from review.releases import release_create, release_retry
 from review.tasks import build_release, fail_stale_releases, resend_review_work
+from tests.conftest import reset_broker_pool
 from tests.factories import answer, make_accepted, make_pair
 from tests.images import edited_pair
 
@@ -65,12 +66,6 @@ def _wait(condition, what: str, timeout: float = 60, every: float = 0.05):
         assert time.monotonic() < deadline, f"{what}: not within {timeout} s"
         time.sleep(every)
     return value
-
-
-def _reset_broker_pool() -> None:
-    """Celery caches its connection pool per app: drop it when the broker URL changes."""
-    celery_app._pool = None
-    celery_app.amqp._producer_pool = None
 
 
 class Workers:
@@ -141,13 +136,13 @@ def workers(tmp_path, settings, monkeypatch):
     celery_app.conf.update(
         broker_url=LIVE_BROKER, task_always_eager=False, task_default_queue=pool.queue
     )
-    _reset_broker_pool()
+    reset_broker_pool()
     try:
         yield pool
     finally:
         pool.stop()
         celery_app.conf.update(saved)
-        _reset_broker_pool()
+        reset_broker_pool()
 
 
 def _files(prefix: str) -> list[str]:
@@ -340,7 +335,7 @@ def test_with_the_broker_down_a_submit_is_quick_and_the_sweep_cross_checks_it_la
         dead = f"redis://127.0.0.1:{probe.getsockname()[1]}/0"
     monkeypatch.setenv("CELERY_BROKER_URL", dead)
     celery_app.conf.broker_url = dead
-    _reset_broker_pool()
+    reset_broker_pool()
     pair = make_pair(project)
     timings = []
     for user in (annotator_1, annotator_2):
@@ -365,7 +360,7 @@ def test_with_the_broker_down_a_submit_is_quick_and_the_sweep_cross_checks_it_la
     # Redis is back: a worker, and the sweep (sent by beat in production) with no grace period.
     monkeypatch.setenv("CELERY_BROKER_URL", LIVE_BROKER)
     celery_app.conf.broker_url = LIVE_BROKER
-    _reset_broker_pool()
+    reset_broker_pool()
     workers.start(DIFFMARK_RESEND_AFTER_MINUTES="0")
     resend_review_work.delay()
 
