@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import hashlib
 import logging
 import multiprocessing
 import os
@@ -75,9 +74,10 @@ class BuildWorkers:
         *,
         copy_image: Callable[..., tuple[str, tuple[int, str]]],
         image_path: Callable[[Pair, str], str],
+        store_all: Callable[..., dict[str, tuple[int, str]]],
     ) -> None:
-        """`copy_image` and `image_path`: the build's own (review.releases imports this module,
-        so it hands them over rather than being imported back)."""
+        """`copy_image`, `image_path` and `store_all`: the build's own (review.releases
+        imports this module, so it hands them over rather than being imported back)."""
         context = multiprocessing.get_context("fork")
         self.stop = context.Event()
         _inherited.update(
@@ -87,6 +87,7 @@ class BuildWorkers:
             stop=self.stop,
             copy_image=copy_image,
             image_path=image_path,
+            store_all=store_all,
         )
         # What exists now is left out of the garbage collector's passes, here and in the
         # workers: their collections would walk (and copy, page by page) the build's heap.
@@ -118,11 +119,11 @@ class BuildWorkers:
     ) -> list[Future]:
         """The VLMEvalKit TSVs of the questions, one per split (both workers make one), as
         ``shards``."""
-        return [
-            self._images([], [q for q in questions if q.get("split", "train") == split], meta,
-                         checksums)
+        by_split = {
+            split: [q for q in questions if q.get("split", "train") == split]
             for split in EVAL_SPLITS
-        ]  # fmt: skip
+        }
+        return [self._images([], part, meta, checksums) for part in by_split.values()]
 
     def _images(
         self,
@@ -253,8 +254,9 @@ def _copy_all() -> list[tuple[str, tuple[int, str]]]:
 
 
 def _copy_each() -> list[tuple[str, tuple[int, str]]]:
-    standing, prefix, storage, stop = _worker_state()
-    copy_image = _inherited["copy_image"]
+    state = _inherited  # the parent's, as it was at fork
+    standing, prefix, storage, stop = (state[k] for k in ("standing", "prefix", "storage", "stop"))
+    copy_image = state["copy_image"]
     checked: dict[str, str] = {}
     made: set[str] = set()
     done: list[tuple[str, tuple[int, str]]] = []
@@ -278,8 +280,8 @@ def _images_all(
 def _images_each(
     rows: Mapping[str, Sequence[Mapping]], meta: Mapping, checksums: Mapping[str, str]
 ) -> dict[str, tuple[int, str]]:
-    standing, prefix, storage, stop = _worker_state()
-    image_path = _inherited["image_path"]
+    state = _inherited  # the parent's, as it was at fork
+    standing, image_path = state["standing"], state["image_path"]
     # Each image's pair and side by its name in the release; its original's path is looked
     # up only for the images read (a few thousand of them for the TSVs).
     sides = {image_path(s.pair, side): (s.pair, side) for s in standing for side in "ab"}
@@ -291,34 +293,5 @@ def _images_each(
         with open(source, "rb") as handle:
             return handle.read()
 
-    folder = local_path(storage, prefix)
-    assert folder is not None  # workers_usable
-    written = {}
-    made: Iterator[tuple[str, bytes]] = publish.research_images(
-        rows, meta=meta, checksums=checksums, read_image=read_image
-    )
-    for name, data in made:
-        if stop.is_set():
-            break
-        written[name] = _write_new(storage, os.path.join(folder, name), data)
-    return written
-
-
-def _worker_state() -> tuple:
-    state = _inherited  # the parent's, as it was at fork
-    return state["standing"], state["prefix"], state["storage"], state["stop"]
-
-
-def _write_new(storage: Storage, path: str, data: bytes) -> tuple[int, str]:
-    """Write a file that must not exist yet (a leftover would break the manifest), with the
-    storage's permissions; its size and sha256."""
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    try:
-        with open(path, "xb") as handle:
-            handle.write(data)
-    except FileExistsError:
-        raise RuntimeError(f"{path} exists already") from None
-    mode = getattr(storage, "file_permissions_mode", None)
-    if mode is not None:
-        os.chmod(path, mode)
-    return len(data), hashlib.sha256(data).hexdigest()
+    made = publish.research_images(rows, meta=meta, checksums=checksums, read_image=read_image)
+    return state["store_all"](state["storage"], state["prefix"], made, state["stop"])

@@ -230,12 +230,8 @@ def _records_insert(release: Release, built: ReleaseFiles) -> None:
             batch_size=RECORDS_BATCH,
         )
         return
-    columns = ", ".join(
-        connection.ops.quote_name(column)
-        for column in (
-            "release_id", "pair_id", "position", "split", "category", "difficulty", "data"
-        )
-    )  # fmt: skip
+    names = ("release_id", "pair_id", "position", "split", "category", "difficulty", "data")
+    columns = ", ".join(connection.ops.quote_name(column) for column in names)
     table = connection.ops.quote_name(ReleaseRecord._meta.db_table)
     with connection.cursor() as cursor, cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
         for i, (record, text) in enumerate(zip(records, texts, strict=True)):
@@ -296,7 +292,12 @@ def _build(release: Release, storage: Storage, job) -> tuple[ReleaseFiles, dict]
     # folder, and a refusal of the questions comes first, as it would if the copies came after.
     workers = (
         BuildWorkers(
-            standing, release.prefix, storage, copy_image=_copy_image, image_path=image_path
+            standing,
+            release.prefix,
+            storage,
+            copy_image=_copy_image,
+            image_path=image_path,
+            store_all=_store_all,
         )
         if workers_usable(standing, release.prefix, storage)
         else None
@@ -656,10 +657,10 @@ def _read(storage: Storage, name: str) -> bytes:
 
 
 def _store_all(
-    storage: Storage, prefix: str, made: Iterator[tuple[str, bytes]], stopped: threading.Event
+    storage: Storage, prefix: str, made: Iterator[tuple[str, bytes]], stopped
 ) -> dict[str, tuple[int, str]]:
-    """Write each file ``made`` gives under ``prefix``, until ``stopped``: size and sha256
-    by name."""
+    """Write each file ``made`` gives under ``prefix``, until ``stopped`` (a thread's or a
+    worker process's event) is set: size and sha256 by name."""
     written = {}
     for name, data in made:
         if stopped.is_set():

@@ -266,23 +266,18 @@ def _forged(data: bytes, stream: bytes, *, crc_ok: bool = True) -> bytes:
     return data[: 8 + 25] + idat + _chunk(b"IEND", b"")
 
 
+def _verdict(data: bytes, decode=png_fast.decode) -> str:
+    """What ``decode`` says of the bytes: "ok", or its error's message."""
+    try:
+        decode(data)
+    except Exception as exc:
+        return str(exc)
+    return "ok"
+
+
 def _spng_verdict(data: bytes) -> str:
     """What libspng says of the bytes directly (the route before the libdeflate one)."""
-    import imagecodecs
-
-    try:
-        imagecodecs.spng_decode(data)
-    except Exception as exc:
-        return str(exc)
-    return "ok"
-
-
-def _verdict(data: bytes) -> str:
-    try:
-        png_fast.decode(data)
-    except Exception as exc:
-        return str(exc)
-    return "ok"
+    return _verdict(data, png_fast.imagecodecs.spng_decode)
 
 
 @pytest.mark.parametrize(
