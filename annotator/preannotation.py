@@ -32,8 +32,8 @@ class UnknownBackend(ValueError):
 
 
 def predictor_for(backend: str, *, questions: str = "") -> Predictor:
-    """The configured predictor behind a backend name (see README: DIFFMARK_VLM_*); for the
-    judge, `questions` are the project's own wording of MinCU's screening questions."""
+    """The configured predictor behind a backend name (DIFFMARK_VLM_*: docs/operations.md); for
+    the judge, `questions` are the project's own wording of MinCU's screening questions."""
     if backend == "pixeldiff":
         from pairdiff.pixeldiff import PixelDiff  # numpy/scikit-image: load only when used
 

@@ -1,4 +1,4 @@
-"""Diffmark settings, read from the environment (see README "Configuration").
+"""Diffmark settings, read from the environment (see docs/operations.md, "Configuration").
 
 Nothing here touches the disk or the network: folders are made by `make`/the services,
 so importing settings never has side effects.

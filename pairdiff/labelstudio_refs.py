@@ -1,6 +1,6 @@
 """Image references as Label Studio writes them, matched to the files of an images folder or zip.
 
-The rule (documented in the README, pinned by tests):
+The rule (documented in docs/labelstudio.md, pinned by tests):
 
 1. The reference is reduced to a path. ``/data/local-files/?d=<path>`` gives ``<path>``; an
    ``http(s)://`` URL its path (the query string, e.g. a presigned signature, is dropped);
