@@ -333,8 +333,8 @@ def test_a_failed_release_build_leaves_no_objects_on_s3(
     assert release.records.count() == 0
 
 
-def _ls_dry_run(client, project, references: list[tuple[str, str]]) -> list[str]:
-    """The problems a Label Studio dry run reports for tasks with these (image_a, image_b)."""
+def _ls_upload(references: list[tuple[str, str]]) -> dict:
+    """A Label Studio import's form: tasks with these (image_a, image_b), a zip without them."""
     export = [
         {"id": n, "data": {"image_a": a, "image_b": b}, "annotations": []}
         for n, (a, b) in enumerate(references, start=1)
@@ -342,14 +342,17 @@ def _ls_dry_run(client, project, references: list[tuple[str, str]]) -> list[str]
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         archive.writestr("readme.txt", "no images here")
+    return {
+        "format": "label-studio",
+        "manifest": SimpleUploadedFile("export.json", json.dumps(export).encode()),
+        "images": SimpleUploadedFile("images.zip", buffer.getvalue()),
+    }
+
+
+def _ls_dry_run(client, project, references: list[tuple[str, str]]) -> list[str]:
+    """The problems a Label Studio dry run reports for tasks with these (image_a, image_b)."""
     response = client.post(
-        f"/api/v1/projects/{project.slug}/imports/",
-        {
-            "format": "label-studio",
-            "dry_run": "true",
-            "manifest": SimpleUploadedFile("export.json", json.dumps(export).encode()),
-            "images": SimpleUploadedFile("images.zip", buffer.getvalue()),
-        },
+        f"/api/v1/projects/{project.slug}/imports/", _ls_upload(references) | {"dry_run": "true"}
     )
     assert response.status_code == 200, response.content[:300]
     return [p["message"] for p in response.json()["preview"]["problems"]]
@@ -391,20 +394,6 @@ def test_labelstudio_import_reads_no_other_projects_key_and_answers_as_for_a_mis
 
 def _ls_import(client, project, references: list[tuple[str, str]]) -> int:
     """Start a real (not dry) Label Studio import; its job's id."""
-    export = [
-        {"id": n, "data": {"image_a": a, "image_b": b}, "annotations": []}
-        for n, (a, b) in enumerate(references, start=1)
-    ]
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr("readme.txt", "no images here")
-    response = client.post(
-        f"/api/v1/projects/{project.slug}/imports/",
-        {
-            "format": "label-studio",
-            "manifest": SimpleUploadedFile("export.json", json.dumps(export).encode()),
-            "images": SimpleUploadedFile("images.zip", buffer.getvalue()),
-        },
-    )
+    response = client.post(f"/api/v1/projects/{project.slug}/imports/", _ls_upload(references))
     assert response.status_code in (200, 201, 202), response.content[:300]
     return response.json()["job"]["id"]
