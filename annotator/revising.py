@@ -7,7 +7,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from annotator.leasing import lease_duration
+from annotator.leasing import assignment_check_member, lease_duration
 from annotator.models import Assignment, AssignmentState, Pair, PairEvent, PairEventKind
 from annotator.selectors import annotation_editable
 from annotator.submitting import SubmitConflict
@@ -20,11 +20,13 @@ def annotation_reopen(*, assignment_id: int, user) -> Assignment:
     Locks the pair row first (a submit of the other annotator waits, then sees the pair one
     submission short, so no cross-check starts on half the answers). Raises
     Assignment.DoesNotExist for anyone else's assignment, SubmitConflict("checked") once the
-    cross-check has started or for a gold pair.
+    cross-check has started or for a gold pair; PermissionDenied when the caller no longer
+    annotates in the project (a removed member's submitted work stays as it is).
     """
     assignment = Assignment.objects.select_related("pair__project").get(
         pk=assignment_id, annotator=user
     )
+    assignment_check_member(assignment=assignment, user=user)
     pair = Pair.objects.select_for_update().select_related("project").get(pk=assignment.pair_id)
     assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
     if assignment.state != AssignmentState.SUBMITTED:
