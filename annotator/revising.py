@@ -7,7 +7,12 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from annotator.leasing import assignment_check_member, lease_duration
+from annotator.leasing import (
+    MAX_LIVE_LEASES,
+    assignment_check_member,
+    lease_duration,
+    lease_make_room,
+)
 from annotator.models import Assignment, AssignmentState, Pair, PairEvent, PairEventKind
 from annotator.selectors import annotation_editable
 from annotator.submitting import SubmitConflict
@@ -33,6 +38,13 @@ def annotation_reopen(*, assignment_id: int, user) -> Assignment:
         raise SubmitConflict("not_submitted", "this pair is not submitted")
     if not annotation_editable(pair):
         raise SubmitConflict("checked", "this pair is already being cross-checked")
+    now = timezone.now()
+    if not lease_make_room(project=pair.project, user=user, now=now):
+        raise SubmitConflict(
+            "leases",
+            f"you already have {MAX_LIVE_LEASES} pairs open in this project; submit or skip one "
+            "first",
+        )
     annotation = assignment.annotation
     draft = {
         "tier": annotation.tier,
@@ -55,7 +67,6 @@ def annotation_reopen(*, assignment_id: int, user) -> Assignment:
         },
     }
     annotation.delete()
-    now = timezone.now()
     assignment.state = AssignmentState.LEASED
     assignment.submitted_at = None
     assignment.expires_at = now + lease_duration()

@@ -83,9 +83,7 @@ def test_a_removed_lead_no_longer_reads_the_projects_jobs(project, lead):
 
 
 @pytest.mark.parametrize("how", ["removed", "made-researcher"])
-def test_a_removed_member_cannot_take_back_a_submitted_answer(
-    project, annotator_1, lease, how
-):
+def test_a_removed_member_cannot_take_back_a_submitted_answer(project, annotator_1, lease, how):
     """Issue 24 item 7: POST /a/<id>/edit/ withdrew a removed member's submitted answer."""
     submitted = _client(annotator_1).post(
         f"/api/v1/assignments/{lease.pk}/submit/", json.dumps(answer()), "application/json"
