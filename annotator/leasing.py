@@ -192,8 +192,7 @@ def assignment_lease_ahead(
 
     At most one lease ahead (MAX_LIVE_LEASES): at the limit the newest is returned again. None
     when the caller holds no live lease in the project (nothing to be ahead of) or nothing is
-    left. An
-    unused lease ahead simply expires like any other.
+    left. An unused lease ahead simply expires like any other.
     """
     now = now or timezone.now()
     live = leases_live(project=project, user=user, now=now)
