@@ -241,7 +241,8 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 # per-process cache would let every gunicorn worker count on its own and the limits multiply,
 # so whenever Redis is configured the cache lives there: DIFFMARK_CACHE_URL, or by default the
 # broker's Redis in the next database (never the broker's own: clearing the cache must never
-# drop queued tasks). Without either it is per process, and `check --deploy` says so.
+# drop queued tasks). Without either it is per process: fine for `make run` (DEBUG=1), refused
+# in production (accounts.E001).
 DIFFMARK_CACHE_URL = env_str("DIFFMARK_CACHE_URL") or redis_neighbour_db(
     env_str("CELERY_BROKER_URL")
 )
@@ -258,6 +259,8 @@ elif DIFFMARK_CACHE_URL:
     raise ImproperlyConfigured("DIFFMARK_CACHE_URL must be a redis://, rediss:// or unix:// URL")
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# Production refuses to start on a per-process cache (accounts.E001): whenever DEBUG is off.
+DIFFMARK_REQUIRE_SHARED_CACHE = not DEBUG
 # Failed log-ins allowed per window, by username and by client address (accounts.throttle).
 DIFFMARK_LOGIN_USER_LIMIT = env_int("DIFFMARK_LOGIN_USER_LIMIT", 5)
 DIFFMARK_LOGIN_IP_LIMIT = env_int("DIFFMARK_LOGIN_IP_LIMIT", 20)
