@@ -74,3 +74,15 @@ def test_production_refuses_to_start_without_a_shared_cache():
     assert shared.returncode == 0, shared.stderr
     assert development.returncode == 0, development.stderr
     assert "accounts.E001" not in development.stderr + development.stdout
+
+
+def test_the_compose_file_wires_every_app_process_to_a_shared_redis_cache():
+    import yaml
+
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())  # our own file
+
+    for name in ("web", "worker", "beat"):
+        env = compose["services"][name]["environment"]
+        assert env["DEBUG"] == "0"
+        assert env["DIFFMARK_CACHE_URL"].startswith("redis://redis:"), name
+        assert env["DIFFMARK_CACHE_URL"] != env["CELERY_BROKER_URL"]  # never the broker's db
