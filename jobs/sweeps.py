@@ -8,6 +8,8 @@ conditional on the state the sweep saw, and every task it sends claims its job b
 from __future__ import annotations
 
 import logging
+import os
+import socket
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -45,13 +47,55 @@ def jobs_stale(*, now: datetime | None = None) -> QuerySet[Job]:
     )
 
 
+def process_gone(runner: str) -> bool:
+    """Whether the process a job's ``runner`` ("host:pid") names has ended; False when it runs
+    on another host or says nothing (only its heartbeat tells then)."""
+    host, _, pid = runner.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False  # alive, someone else's
+    try:  # a zombie (ended, not yet reaped by its parent) has ended too
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rpartition(")")[2].split()[0] == "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def jobs_fail_orphaned(*, now: datetime | None = None) -> list[int]:
+    """Fail at once the running jobs whose process on this host has ended (a kill -9, a web
+    worker killed by gunicorn's timeout while it ran a job after the response)."""
+    now = now or timezone.now()
+    failed = []
+    running = Job.objects.filter(status=JobStatus.RUNNING).exclude(runner="")
+    for job in running.exclude(kind=JobKind.RELEASE).order_by("pk")[:BATCH]:
+        if not process_gone(job.runner):
+            continue
+        message = (
+            f"stopped: its process ended (killed, or it crashed) after {job.done} of "
+            f"{job.total}; {STALE_ADVICE[job.kind]}"
+        )
+        if Job.objects.filter(pk=job.pk, status=JobStatus.RUNNING, runner=job.runner).update(
+            status=JobStatus.FAILED, message=message, finished_at=now
+        ):
+            log.warning("job %s failed, its process %s ended", job.pk, job.runner)
+            job_cleanup(job)
+            failed.append(job.pk)
+    return failed
+
+
 def jobs_fail_stale(*, now: datetime | None = None) -> list[int]:
     """Fail the running jobs whose worker stopped (killed, or cut off from the database), with a
-    message saying what is kept and what to do. Release jobs are left to
-    ``review.releases.releases_fail_stale``, which also fails the release."""
+    message saying what is kept and what to do: at once when its process on this host is gone
+    (``jobs_fail_orphaned``), else once its heartbeat is DIFFMARK_STALE_JOB_MINUTES old. Release
+    jobs are left to ``review.releases.releases_fail_stale``, which also fails the release."""
     now = now or timezone.now()
     minutes = settings.DIFFMARK_STALE_JOB_MINUTES
-    failed = []
+    failed = jobs_fail_orphaned(now=now)
     for job in jobs_stale(now=now).exclude(kind=JobKind.RELEASE).order_by("pk")[:BATCH]:
         message = (
             f"stopped: no progress for {minutes} minutes (its worker was killed or lost its "

@@ -7,9 +7,10 @@ from pathlib import Path
 from celery import shared_task
 from django.core.files.storage import default_storage
 
-from jobs.lifecycle import job_claim
+from jobs.lifecycle import job_claim, job_fail_if_running
 from jobs.models import Job, JobKind
 from jobs.registry import Work, task_register
+from jobs.sweeps import STALE_ADVICE
 from review.agreement import agreement_compute, agreements_recompute, gold_score_compute
 from review.evaluations import evaluation_run
 from review.releases import release_build, releases_fail_stale
@@ -71,17 +72,29 @@ def synthesize_pairs_job(job_id: int) -> dict | None:
     options = synthesis_options(
         **{k: job.params[k] for k in ("per_image", "categories", "gold", "seed")}
     )
-    with tempfile.TemporaryDirectory(prefix="diffmark-synth-") as tmp:
-        images = Path(tmp) / "images.zip"
-        with default_storage.open(job.params["images"], "rb") as src, images.open("wb") as dst:
-            for chunk in iter(lambda: src.read(1 << 20), b""):
-                dst.write(chunk)
-        # An unusable zip fails the job with its reason; nothing to retry.
-        with contextlib.suppress(SynthesisUnusable):
-            assert job.project is not None  # a synthesis job always has its project
-            synthesis_run(
-                project=job.project, images=images, options=options, job=job, actor=job.created_by
-            )
+    try:
+        with tempfile.TemporaryDirectory(prefix="diffmark-synth-") as tmp:
+            images = Path(tmp) / "images.zip"
+            with default_storage.open(job.params["images"], "rb") as src, images.open("wb") as dst:
+                for chunk in iter(lambda: src.read(1 << 20), b""):
+                    dst.write(chunk)
+            # An unusable zip fails the job with its reason; nothing to retry.
+            with contextlib.suppress(SynthesisUnusable):
+                assert job.project is not None  # a synthesis job always has its project
+                synthesis_run(
+                    project=job.project,
+                    images=images,
+                    options=options,
+                    job=job,
+                    actor=job.created_by,
+                )
+    except BaseException as exc:
+        # Whatever stopped it (a bug, memory, a time limit), the job ends failed with the
+        # reason, never "running"; the error goes on to the worker's log.
+        job_fail_if_running(
+            job, f"stopped: {type(exc).__name__} (logged); {STALE_ADVICE[JobKind.SYNTHESIZE]}"
+        )
+        raise
     job.refresh_from_db()
     return job.result
 
