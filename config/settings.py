@@ -133,6 +133,10 @@ USE_TZ = True
 
 # Files: originals of the pairs and the releases. Filesystem by default, S3 when a bucket is set.
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(VAR_DIR / "media")))
+# Media files are nobody else's to read: the owner writes, its group (the web and worker users
+# share one) reads; folders likewise. On S3 objects are private (AWS_DEFAULT_ACL below).
+FILE_UPLOAD_PERMISSIONS = 0o640
+FILE_UPLOAD_DIRECTORY_PERMISSIONS = 0o750
 MEDIA_URL = "/media/"
 STATIC_URL = "/static/"
 STATIC_ROOT = Path(env_str("STATIC_ROOT", str(VAR_DIR / "static")))
@@ -206,6 +210,8 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 DIFFMARK_SWEEP_SECONDS = env_int("DIFFMARK_SWEEP_SECONDS", 300)
 DIFFMARK_RESEND_AFTER_MINUTES = env_int("DIFFMARK_RESEND_AFTER_MINUTES", 10)
 DIFFMARK_STALE_JOB_MINUTES = env_int("DIFFMARK_STALE_JOB_MINUTES", 30)
+# Label Studio uploads staged for a preview and never imported are deleted after this long.
+DIFFMARK_STAGED_UPLOAD_HOURS = env_int("DIFFMARK_STAGED_UPLOAD_HOURS", 24)
 # Without a broker, a request every DIFFMARK_SWEEP_SECONDS runs the failing sweeps (on by default;
 # `manage.py sweep` from cron does all of them).
 DIFFMARK_SWEEP_ON_REQUEST = env_bool("DIFFMARK_SWEEP_ON_REQUEST", True)
@@ -219,6 +225,7 @@ CELERY_BEAT_SCHEDULE = {
         ("resend-review-work", "review.tasks.resend_review_work", DIFFMARK_SWEEP_SECONDS),
         ("fail-stale-releases", "review.tasks.fail_stale_releases", DIFFMARK_SWEEP_SECONDS),
         ("refresh-queue-priorities", "annotator.tasks.refresh_queue_priorities", 600),
+        ("sweep-files", "annotator.tasks.sweep_files", 3600),
     ]
 }
 

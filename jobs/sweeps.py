@@ -8,7 +8,6 @@ conditional on the state the sweep saw, and every task it sends claims its job b
 from __future__ import annotations
 
 import logging
-import os
 import socket
 from datetime import datetime, timedelta
 
@@ -19,6 +18,7 @@ from django.utils import timezone
 
 from config.enqueue import enqueue
 from jobs.models import Job, JobKind, JobStatus
+from jobs.processes import pid_alive
 from jobs.registry import job_cleanup, job_task
 
 log = logging.getLogger(__name__)
@@ -53,17 +53,7 @@ def process_gone(runner: str) -> bool:
     host, _, pid = runner.rpartition(":")
     if host != socket.gethostname() or not pid.isdigit():
         return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False  # alive, someone else's
-    try:  # a zombie (ended, not yet reaped by its parent) has ended too
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rpartition(")")[2].split()[0] == "Z"
-    except (OSError, IndexError):
-        return False
+    return not pid_alive(int(pid))
 
 
 def jobs_fail_orphaned(*, now: datetime | None = None) -> list[int]:

@@ -13,6 +13,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
+from pathlib import Path
 
 from django.conf import settings
 from django.core.files.base import ContentFile
@@ -582,7 +583,7 @@ def _copy_image(
     cache[source] = digest
     folder = os.path.dirname(target)
     if made is None or folder not in made:
-        os.makedirs(folder, exist_ok=True)
+        _makedirs(folder)
         if made is not None:
             made.add(folder)
     try:
@@ -591,7 +592,26 @@ def _copy_image(
         raise RuntimeError(f"{prefix}/{name} exists already") from None
     except OSError:  # another device, a link limit, a filesystem without links
         shutil.copyfile(source, target)
+        os.chmod(target, settings.FILE_UPLOAD_PERMISSIONS)  # as the storage writes (a link shares)
     return name, (os.path.getsize(target), digest)
+
+
+def _makedirs(folder: str) -> None:
+    """The release's folders with the storage's folder mode (as its own saves make them). Each
+    new folder is chmod-ed: the umask is the process's, and copies run in threads."""
+    mode = settings.FILE_UPLOAD_DIRECTORY_PERMISSIONS
+    missing = []
+    path = Path(folder)
+    while not path.exists():
+        missing.append(path)
+        path = path.parent
+    for new in reversed(missing):
+        try:
+            new.mkdir()
+        except FileExistsError:
+            continue  # another thread made it
+        if mode is not None:
+            new.chmod(mode)
 
 
 def _check(pair: Pair, side: str, digest: str, expected: str) -> None:
