@@ -5,7 +5,6 @@ the response without a broker), and a job whose work raised is failed, never lef
 from __future__ import annotations
 
 import io
-import zipfile
 
 import numpy as np
 import pytest
@@ -20,6 +19,7 @@ from pairdiff.synth.custom import CATEGORIES, photo_load, plan, synthesize
 from projects.creating import project_create
 from projects.models import Preset
 from tests.conftest import member
+from tests.factories import zip_of
 
 
 def _png(pixels: np.ndarray) -> bytes:
@@ -29,14 +29,6 @@ def _png(pixels: np.ndarray) -> bytes:
 
 
 FLAT = _png(np.full((240, 320, 3), (120, 30, 200), dtype=np.uint8))
-
-
-def _zip(files: dict[str, bytes]) -> bytes:
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w") as archive:
-        for name, content in files.items():
-            archive.writestr(name, content)
-    return out.getvalue()
 
 
 def test_a_flat_photo_takes_or_skips_every_edit_with_a_reason():
@@ -56,7 +48,7 @@ def _start(client, files: dict[str, bytes], **fields):
     return client.post(
         "/api/v1/projects/bench/synthesize/",
         {
-            "images": SimpleUploadedFile("photos.zip", _zip(files), "application/zip"),
+            "images": SimpleUploadedFile("photos.zip", zip_of(files), "application/zip"),
             "per_image": 10,
             **fields,
         },

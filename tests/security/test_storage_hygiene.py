@@ -4,10 +4,8 @@ files once imported, and staged previews nobody imported by the sweep."""
 
 from __future__ import annotations
 
-import io
 import os
 import stat
-import zipfile
 from datetime import timedelta
 from pathlib import Path
 
@@ -24,7 +22,7 @@ from jobs.models import Job, JobKind, JobStatus
 from jobs.sweeps import jobs_fail_unstarted
 from pairdiff.release.splits import SplitPlan
 from review.releases import release_create
-from tests.factories import answer, make_accepted
+from tests.factories import answer, make_accepted, zip_of
 from tests.images import edited_pair
 
 MINCU = Path(__file__).resolve().parents[1] / "fixtures" / "labelstudio" / "mincu"
@@ -54,14 +52,6 @@ def test_no_media_file_or_folder_is_world_readable(
     assert world == {}
     files = [Path(settings.MEDIA_ROOT) / name for name in modes]
     assert {modes[str(p.relative_to(settings.MEDIA_ROOT))] for p in files if p.is_file()} == {0o640}
-
-
-def _zip(files: dict[str, bytes]) -> bytes:
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w") as archive:
-        for name, content in files.items():
-            archive.writestr(name, content)
-    return out.getvalue()
 
 
 def _files_under(prefix: str) -> list[str]:
@@ -94,7 +84,7 @@ def test_a_synthesis_zip_is_deleted_once_its_job_ended(
         response = api.post(
             f"/api/v1/projects/{project.slug}/synthesize/",
             {
-                "images": SimpleUploadedFile("p.zip", _zip({"a.png": edited_pair(3)[0]})),
+                "images": SimpleUploadedFile("p.zip", zip_of({"a.png": edited_pair(3)[0]})),
                 "per_image": 1,
                 "categories": "lighting",
             },
@@ -110,7 +100,7 @@ def test_a_synthesis_job_failed_by_the_sweep_leaves_no_zip(project, settings):
     from review.synthesis import SynthesisOptions, synthesis_queue
 
     settings.DIFFMARK_STALE_JOB_MINUTES = 0
-    upload = SimpleUploadedFile("p.zip", _zip({"a.png": edited_pair(3)[0]}))
+    upload = SimpleUploadedFile("p.zip", zip_of({"a.png": edited_pair(3)[0]}))
     job = synthesis_queue(project=project, images=upload, options=SynthesisOptions())
     assert _files_under(f"synth/{project.slug}")  # queued, never run (its process died)
 
@@ -125,7 +115,7 @@ def _ls_upload(**more) -> dict:
     return {
         "format": "label-studio",
         "manifest": SimpleUploadedFile("export.json", export),
-        "images": SimpleUploadedFile("images.zip", _zip({"a.png": a, "b.png": b})),
+        "images": SimpleUploadedFile("images.zip", zip_of({"a.png": a, "b.png": b})),
         "config": SimpleUploadedFile("config.xml", (MINCU / "label_config.xml").read_bytes()),
         "mapping": SimpleUploadedFile("mapping.yaml", (MINCU / "mapping.yaml").read_bytes()),
         **more,
