@@ -18,7 +18,6 @@ from yaml.nodes import Node
 
 from pairdiff.strictjson import MAX_DEPTH, JSONRejected, check
 
-
 # Brackets outside quoted text: PyYAML's scanner reads a flow collection to its end before the
 # composer sees its first level (a 10,000-deep one cost 0.14 s of CPU), so depth is counted here
 # first, in one pass of the regex engine.
