@@ -162,7 +162,7 @@ def leases_live(*, project: Project, user, now: datetime, lock: bool = False) ->
     live = Assignment.objects.filter(
         annotator=user, pair__project=project, state=AssignmentState.LEASED, expires_at__gt=now
     ).order_by("leased_at", "pk")
-    return list(live.select_for_update() if lock else live)
+    return list(live.select_for_update(of=("self",)) if lock else live)
 
 
 def lease_make_room(*, project: Project, user, now: datetime) -> bool:
