@@ -397,3 +397,42 @@ def _ls_import(client, project, references: list[tuple[str, str]]) -> int:
     response = client.post(f"/api/v1/projects/{project.slug}/imports/", _ls_upload(references))
     assert response.status_code in (200, 201, 202), response.content[:300]
     return response.json()["job"]["id"]
+
+
+def test_finished_jobs_and_old_staged_previews_leave_no_objects_in_the_bucket(
+    client, project, lead, bucket, django_capture_on_commit_callbacks
+):
+    """Issue 24 item 10 on S3: a synthesis zip is deleted when its job ends, and a staged
+    Label Studio preview nobody imported is deleted by the sweep."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from annotator.labelstudio_upload import labelstudio_stage
+    from annotator.sweeps import staged_uploads_delete
+
+    client.force_login(lead)
+    photos = io.BytesIO()
+    with zipfile.ZipFile(photos, "w") as archive:
+        archive.writestr("a.png", edited_pair(3)[0])
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            f"/api/v1/projects/{project.slug}/synthesize/",
+            {
+                "images": SimpleUploadedFile("p.zip", photos.getvalue()),
+                "per_image": "1",
+                "categories": "lighting",
+            },
+        )
+    assert response.status_code == 202
+    assert not [k for k in bucket.object_keys() if k.startswith("synth/")]
+
+    upload = _ls_upload([("a.png", "b.png")])
+    token = labelstudio_stage(project=project, export=upload["manifest"], images=upload["images"])
+    staged = f"imports/{project.slug}/label-studio-{token}/"
+    assert [k for k in bucket.object_keys() if k.startswith(staged)]
+
+    assert staged_uploads_delete() == 0  # fresh: a lead may be looking at its preview
+    assert staged_uploads_delete(now=timezone.now() + timedelta(hours=25)) == 2
+
+    assert not [k for k in bucket.object_keys() if k.startswith("imports/")]
