@@ -56,19 +56,31 @@ def process_gone(runner: str) -> bool:
     return not pid_alive(int(pid))
 
 
+def jobs_orphaned(*, release: bool = False) -> list[Job]:
+    """The running jobs whose process on this host has ended (a kill -9, a web worker killed
+    by gunicorn's timeout while it ran a job after the response): release builds with
+    ``release``, the other kinds without."""
+    running = Job.objects.filter(status=JobStatus.RUNNING).exclude(runner="")
+    running = (
+        running.filter(kind=JobKind.RELEASE) if release else running.exclude(kind=JobKind.RELEASE)
+    )
+    return [job for job in running.order_by("pk")[:BATCH] if process_gone(job.runner)]
+
+
+def orphan_message(job: Job, advice: str) -> str:
+    return (
+        f"stopped: its process ended (killed, or it crashed) after {job.done} of {job.total}; "
+        f"{advice}"
+    )
+
+
 def jobs_fail_orphaned(*, now: datetime | None = None) -> list[int]:
-    """Fail at once the running jobs whose process on this host has ended (a kill -9, a web
-    worker killed by gunicorn's timeout while it ran a job after the response)."""
+    """Fail at once the running jobs (release builds aside) whose process on this host has
+    ended, and tidy their files."""
     now = now or timezone.now()
     failed = []
-    running = Job.objects.filter(status=JobStatus.RUNNING).exclude(runner="")
-    for job in running.exclude(kind=JobKind.RELEASE).order_by("pk")[:BATCH]:
-        if not process_gone(job.runner):
-            continue
-        message = (
-            f"stopped: its process ended (killed, or it crashed) after {job.done} of "
-            f"{job.total}; {STALE_ADVICE[job.kind]}"
-        )
+    for job in jobs_orphaned():
+        message = orphan_message(job, STALE_ADVICE[job.kind])
         if Job.objects.filter(pk=job.pk, status=JobStatus.RUNNING, runner=job.runner).update(
             status=JobStatus.FAILED, message=message, finished_at=now
         ):

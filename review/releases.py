@@ -19,7 +19,7 @@ from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import Storage, default_storage
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Max
+from django.db.models import Max, Q
 from django.utils import timezone
 
 from annotator.models import Pair, PairStatus
@@ -27,7 +27,7 @@ from config.storage import local_path
 from jobs.lifecycle import job_claim, job_create, job_finish, job_progress, job_start
 from jobs.models import Job, JobKind, JobStatus
 from jobs.registry import work_enqueue_on_commit
-from jobs.sweeps import jobs_stale
+from jobs.sweeps import jobs_orphaned, jobs_stale, orphan_message
 from pairdiff.geometry import Frame
 from pairdiff.release.build import ReleaseFiles, ReleaseMeta, manifest, release_files, sha256
 from pairdiff.release.hf import config_rows
@@ -722,28 +722,35 @@ def _owned(release: Release, job, *, lock: bool = False) -> bool:
 def releases_fail_stale(
     *, now: datetime | None = None, storage: Storage | None = None
 ) -> list[int]:
-    """Fail the builds whose worker stopped (no heartbeat for DIFFMARK_STALE_JOB_MINUTES): the
-    folder is cleared, release and job are failed with a message, and ``release_retry`` builds
-    it again. A build that comes back to life afterwards finds it is no longer its release's
-    build and publishes nothing."""
+    """Fail the builds whose worker stopped (its process on this host ended, or no heartbeat
+    for DIFFMARK_STALE_JOB_MINUTES): the folder is cleared, release and job are failed with a
+    message, and ``release_retry`` builds it again. A build that comes back to life afterwards
+    finds it is no longer its release's build and publishes nothing."""
     storage = storage or default_storage
     message = (
         f"the build stopped: no progress for {settings.DIFFMARK_STALE_JOB_MINUTES} minutes "
         "(its worker was killed or lost its connection); nothing was published, build it again"
     )
+    orphaned = {job.pk: job for job in jobs_orphaned(release=True)}
     failed = []
-    stale = Release.objects.filter(
-        status=ReleaseStatus.BUILDING, job__in=jobs_stale(now=now)
-    ).select_related("project", "job")
+    stale = (
+        Release.objects.filter(status=ReleaseStatus.BUILDING)
+        .filter(Q(job__in=jobs_stale(now=now)) | Q(job__in=list(orphaned)))
+        .select_related("project", "job")
+        .order_by("pk")
+    )
     for release in stale:
         job = release.job
         assert job is not None  # picked by its job
+        said = message
+        if job.pk in orphaned:
+            said = orphan_message(job, "nothing was published, build it again")
         # Only if the build showed no sign of life since we looked.
         if not Job.objects.filter(
             pk=job.pk, status=JobStatus.RUNNING, heartbeat_at=job.heartbeat_at
-        ).update(status=JobStatus.FAILED, message=message):
+        ).update(status=JobStatus.FAILED, message=said):
             continue
-        _release_fail(release, storage, message)
+        _release_fail(release, storage, said)
         failed.append(release.pk)
     return failed
 

@@ -50,3 +50,25 @@ def test_a_running_job_whose_process_died_is_failed_by_the_next_sweep(project):
     assert "its process ended" in dead.message
     assert Job.objects.get(pk=alive.pk).status == JobStatus.RUNNING
     assert Job.objects.get(pk=elsewhere.pk).status == JobStatus.RUNNING
+
+
+def test_a_release_build_whose_process_died_is_failed_at_once(
+    project, annotator_1, annotator_2, lead
+):
+    from pairdiff.release.splits import SplitPlan
+    from review.models import ReleaseStatus
+    from review.releases import release_create, releases_fail_stale
+    from tests.factories import answer, make_accepted
+
+    make_accepted(project, [annotator_1, annotator_2], [answer() for _ in range(3)])
+    release = release_create(project=project, name="v1", plan=SplitPlan(seed=1), user=lead)
+    job = release.job
+    assert job is not None and job_claim(job)  # the build started, then its worker was killed
+    Job.objects.filter(pk=job.pk).update(runner=f"{socket.gethostname()}:{_dead_pid()}")
+
+    assert releases_fail_stale() == [release.pk]
+
+    release.refresh_from_db()
+    assert release.status == ReleaseStatus.FAILED
+    assert Job.objects.get(pk=job.pk).status == JobStatus.FAILED
+    assert "its process ended" in Job.objects.get(pk=job.pk).message
