@@ -156,7 +156,8 @@ def author_text(plan: LSPlan, project: Project, annotator: str) -> str:
 
 def project_prefixes(project: Project) -> tuple[str, ...]:
     """The storage folders that hold only this project's objects: its pairs, thumbnails,
-    releases, uploads and synthesis photos (slugs are unique, the slash ends each)."""
+    releases and staged imports (slugs are unique, and the slash ends each). A synthesis's
+    photos are not among them: they are deleted once their job ends."""
     return tuple(f"{top}/{project.slug}/" for top in ("pairs", "thumbs", "releases", "imports"))
 
 
