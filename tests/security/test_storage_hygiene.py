@@ -55,7 +55,7 @@ def test_no_media_file_or_folder_is_world_readable(
 
 
 def _files_under(prefix: str) -> list[str]:
-    found = []
+    found: list[str] = []
 
     def walk(folder: str) -> None:
         try:
