@@ -5,7 +5,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEV_ENV := DEBUG=1
 # A production environment as docker-compose.yml runs it: a Redis broker (the rate limits' cache
-# then lives in its next database; without one `check --deploy` warns, accounts.W001).
+# then lives in its next database; without a Redis cache production refuses to start,
+# accounts.E001).
 DEPLOY_ENV := DEBUG=0 SECRET_KEY=check-deploy-only-0123456789abcdefghijklmnopqrstuvwxyzABCDEFGH \
 	ALLOWED_HOSTS=diffmark.example.org CELERY_BROKER_URL=redis://redis:6379/0
 

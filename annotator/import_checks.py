@@ -16,6 +16,7 @@ from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 from annotator.services import CheckedPair, PairInput, PairRejected, pair_inspect
+from jobs.processes import die_with_parent
 from pairdiff.images import ImageLimits, ImageRejected
 from pairdiff.manifest import ManifestRow
 from pairdiff.sources import ImageSource, open_source
@@ -88,7 +89,7 @@ class RowChecker:
                 max_workers=workers,
                 mp_context=multiprocessing.get_context("fork"),
                 initializer=_worker_start,
-                initargs=(os.fspath(images), limits.max_bytes),
+                initargs=(os.getpid(), os.fspath(images), limits.max_bytes),
             )
 
     @property
@@ -154,8 +155,11 @@ def _can_fork() -> bool:
 _worker_source: ImageSource | None = None
 
 
-def _worker_start(images: str, max_entry_bytes: int) -> None:
+def _worker_start(parent: int, images: str, max_entry_bytes: int) -> None:
+    """In a worker, first: end with the import's process (a kill -9 of it must not leave
+    decoders holding memory and its client's socket), then open the source."""
     global _worker_source
+    die_with_parent(parent)
     _worker_source = open_source(images, max_entry_bytes=max_entry_bytes)
 
 

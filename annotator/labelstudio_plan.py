@@ -154,20 +154,43 @@ def author_text(plan: LSPlan, project: Project, annotator: str) -> str:
     return f"account {author_username(project, annotator)} (cannot log in)"
 
 
-def read_image(reference: str, source: ImageSource, finder: ImageFinder) -> tuple[str, bytes]:
-    """(name, bytes) of the image a reference names: a file of the folder or zip by the rule of
-    ``pairdiff.labelstudio_refs``, else, for ``s3://<our bucket>/<key>``, the object in the
-    storage Diffmark itself uses. ImageNotFound or ImageRejected otherwise."""
+def project_prefixes(project: Project) -> tuple[str, ...]:
+    """The storage folders that hold only this project's objects: its pairs, thumbnails,
+    releases and staged imports (slugs are unique, and the slash ends each). A synthesis's
+    photos are not among them: they are deleted once their job ends."""
+    return tuple(f"{top}/{project.slug}/" for top in ("pairs", "thumbs", "releases", "imports"))
+
+
+def _own_key(path: str, project: Project) -> str:
+    """The storage key a reference names when the project may read it; "" otherwise. The key
+    must be plain (no ``..``, ``.`` or empty part, which a storage would resolve into another
+    folder) and under one of the project's own prefixes."""
+    parts = path.split("/")
+    if not path or any(part in ("", ".", "..") for part in parts):
+        return ""
+    return path if path.startswith(project_prefixes(project)) else ""
+
+
+def read_image(
+    reference: str, source: ImageSource, finder: ImageFinder, *, project: Project
+) -> tuple[str, bytes]:
+    """(name, bytes) of the image a reference names: a file of the folder or zip staged with
+    the import, by the rule of ``pairdiff.labelstudio_refs``, else, for ``s3://<our
+    bucket>/<key>``, the object of the storage Diffmark itself uses when the key lies under one
+    of the importing project's own prefixes (``project_prefixes``). Another project's key and a
+    key that does not exist get the very same ImageNotFound: the answer tells nothing about
+    what else the bucket holds. ImageRejected when the bytes are no usable image."""
     try:
         name = finder.find(reference)
-    except ImageNotFound:
+    except ImageNotFound as not_found:
         ref = parse_reference(reference)
         bucket = getattr(settings, "AWS_STORAGE_BUCKET_NAME", "")
-        if not (ref.scheme == "s3" and bucket and ref.bucket == bucket and ref.path):
+        if not (ref.scheme == "s3" and bucket and ref.bucket == bucket):
             raise
-        if not default_storage.exists(ref.path):
-            raise ImageNotFound(f"no object {ref.path} in bucket {bucket}") from None
-        with default_storage.open(ref.path, "rb") as handle:
+        key = _own_key(ref.path, project)
+        if not key or not default_storage.exists(key):
+            raise not_found from None
+        with default_storage.open(key, "rb") as handle:
             return reference, handle.read(settings.DIFFMARK_MAX_IMAGE_BYTES + 1)
     return name, source.read(name)
 
@@ -180,7 +203,7 @@ def check_task(
     try:
         for side, reference in (("image_a", task.image_a), ("image_b", task.image_b)):
             try:
-                name, data[side] = read_image(reference, source, finder)
+                name, data[side] = read_image(reference, source, finder, project=project)
             except (ImageNotFound, ImageRejected) as exc:
                 raise PairRejected(f"{side}: {exc}", field=side) from exc
             names.append(name)

@@ -5,9 +5,7 @@ what the import will do, then the job. The page previews first; the API previews
 from __future__ import annotations
 
 import shutil
-import tempfile
 import uuid
-from pathlib import Path
 from typing import IO
 
 from django.core.files.base import ContentFile
@@ -23,6 +21,7 @@ from annotator.uploads import MAX_MANIFEST_BYTES, MAX_ZIP_BYTES
 from config.enqueue import enqueue_on_commit
 from jobs.lifecycle import job_create
 from jobs.models import Job, JobKind
+from jobs.tempdirs import job_tempdir
 from pairdiff.labelstudio_config import MAX_CONFIG_BYTES
 from pairdiff.labelstudio_values import MAX_MAPPING_BYTES
 from pairdiff.sources import SourceError, open_source
@@ -111,8 +110,8 @@ def labelstudio_staged_preview(*, project: Project, token: str) -> LSPreview:
 
 def labelstudio_preview_zip(*, project: Project, given: LSInput, images: IO[bytes]) -> LSPreview:
     """The dry run over a zip given as a file object (open_source needs a local path)."""
-    with tempfile.TemporaryDirectory(prefix="diffmark-ls-preview-") as tmp:
-        path = Path(tmp) / "images.zip"
+    with job_tempdir("ls-preview") as tmp:
+        path = tmp / "images.zip"
         with path.open("wb") as out:
             shutil.copyfileobj(images, out, 1 << 20)
         try:

@@ -151,6 +151,37 @@ def assignment_lease_pair(*, pair: Pair, user, now: datetime | None = None) -> A
     return _assignment_open(pair, user, now)
 
 
+# The one rule for live leases: an annotator holds at most this many in a project at once (the
+# pair being answered and the one ahead of it, or an answer taken back to edit). Every way to a
+# live lease (next, ahead, reopen) keeps to it.
+MAX_LIVE_LEASES = 2
+
+
+def leases_live(*, project: Project, user, now: datetime, lock: bool = False) -> list[Assignment]:
+    """The caller's live leases in the project, oldest first (``lock``: rows locked)."""
+    live = Assignment.objects.filter(
+        annotator=user, pair__project=project, state=AssignmentState.LEASED, expires_at__gt=now
+    ).order_by("leased_at", "pk")
+    return list(live.select_for_update(of=("self",)) if lock else live)
+
+
+def lease_make_room(*, project: Project, user, now: datetime) -> bool:
+    """Room for one more live lease under MAX_LIVE_LEASES: the newest unused leases (no draft:
+    a lease ahead nobody opened) go back to the pool as needed. False when the leases held all
+    carry work. Call in a transaction."""
+    live = leases_live(project=project, user=user, now=now, lock=True)
+    over = len(live) - MAX_LIVE_LEASES + 1
+    if over <= 0:
+        return True
+    unused = [a for a in reversed(live) if not a.draft][:over]
+    if len(unused) < over:
+        return False
+    Assignment.objects.filter(pk__in=[a.pk for a in unused]).update(state=AssignmentState.EXPIRED)
+    for assignment in unused:
+        Pair.objects.filter(pk=assignment.pair_id).update(n_taken=F("n_taken") - 1)
+    return True
+
+
 def assignment_lease_ahead(
     *, project: Project, user, now: datetime | None = None, rng: random.Random | None = None
 ) -> Assignment | None:
@@ -159,23 +190,16 @@ def assignment_lease_ahead(
     them). `assignment_lease_next` hands it out after the current one is submitted or skipped:
     it returns the oldest live lease.
 
-    At most one lease ahead: with two live leases the newer is returned again. None when the
-    caller holds no live lease in the project (nothing to be ahead of) or nothing is left. An
-    unused lease ahead simply expires like any other.
+    At most one lease ahead (MAX_LIVE_LEASES): at the limit the newest is returned again. None
+    when the caller holds no live lease in the project (nothing to be ahead of) or nothing is
+    left. An unused lease ahead simply expires like any other.
     """
     now = now or timezone.now()
-    live = list(
-        Assignment.objects.filter(
-            annotator=user,
-            pair__project=project,
-            state=AssignmentState.LEASED,
-            expires_at__gt=now,
-        ).order_by("leased_at", "pk")[:2]
-    )
+    live = leases_live(project=project, user=user, now=now)
     if not live:
         return None
-    if len(live) == 2:
-        return live[1]
+    if len(live) >= MAX_LIVE_LEASES:
+        return live[-1]
     for gold in _queue_order(project, rng or random.Random()):
         assignment = _lease_from(project, user, gold=gold, now=now)
         if assignment is not None:

@@ -7,7 +7,12 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from annotator.leasing import lease_duration
+from annotator.leasing import (
+    MAX_LIVE_LEASES,
+    assignment_check_member,
+    lease_duration,
+    lease_make_room,
+)
 from annotator.models import Assignment, AssignmentState, Pair, PairEvent, PairEventKind
 from annotator.selectors import annotation_editable
 from annotator.submitting import SubmitConflict
@@ -20,17 +25,26 @@ def annotation_reopen(*, assignment_id: int, user) -> Assignment:
     Locks the pair row first (a submit of the other annotator waits, then sees the pair one
     submission short, so no cross-check starts on half the answers). Raises
     Assignment.DoesNotExist for anyone else's assignment, SubmitConflict("checked") once the
-    cross-check has started or for a gold pair.
+    cross-check has started or for a gold pair; PermissionDenied when the caller no longer
+    annotates in the project (a removed member's submitted work stays as it is).
     """
     assignment = Assignment.objects.select_related("pair__project").get(
         pk=assignment_id, annotator=user
     )
+    assignment_check_member(assignment=assignment, user=user)
     pair = Pair.objects.select_for_update().select_related("project").get(pk=assignment.pair_id)
     assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
     if assignment.state != AssignmentState.SUBMITTED:
         raise SubmitConflict("not_submitted", "this pair is not submitted")
     if not annotation_editable(pair):
         raise SubmitConflict("checked", "this pair is already being cross-checked")
+    now = timezone.now()
+    if not lease_make_room(project=pair.project, user=user, now=now):
+        raise SubmitConflict(
+            "leases",
+            f"you already have {MAX_LIVE_LEASES} pairs open in this project; submit or skip one "
+            "first",
+        )
     annotation = assignment.annotation
     draft = {
         "tier": annotation.tier,
@@ -53,7 +67,6 @@ def annotation_reopen(*, assignment_id: int, user) -> Assignment:
         },
     }
     annotation.delete()
-    now = timezone.now()
     assignment.state = AssignmentState.LEASED
     assignment.submitted_at = None
     assignment.expires_at = now + lease_duration()

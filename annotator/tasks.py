@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import tempfile
 from pathlib import Path
 
 from celery import shared_task
@@ -16,11 +15,12 @@ from annotator.labelstudio import labelstudio_import
 from annotator.labelstudio_plan import LSInput
 from annotator.preannotation import preannotate_run
 from annotator.priorities import queue_priorities_refresh_all
-from annotator.sweeps import import_files_delete, leases_expire
+from annotator.sweeps import job_files_delete, leases_expire, staged_uploads_delete
 from jobs.lifecycle import job_claim, job_fail_if_running
 from jobs.models import Job, JobKind, JobStatus
 from jobs.registry import task_register
 from jobs.sweeps import jobs_fail_stale, jobs_resend_queued
+from jobs.tempdirs import job_tempdir, local_copy, temp_folders_delete
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ def import_pairs_job(job_id: int) -> dict | None:
         log.exception("import job %s stopped", job.pk)
         job_fail_if_running(job, "stopped: an unexpected error (logged); import the manifest again")
     finally:
-        import_files_delete(job)  # the upload is not kept once it was read, whatever happened
+        job_files_delete(job)  # the upload is not kept once it was read, whatever happened
     job.refresh_from_db()
     return job.result
 
@@ -49,12 +49,9 @@ def _import(job: Job) -> None:
     manifest_name = job.params["manifest"]
     with default_storage.open(manifest_name, "rb") as handle:
         manifest = handle.read()
-    with tempfile.TemporaryDirectory(prefix="diffmark-import-") as tmp:
+    with job_tempdir("import") as tmp:
         # open_source needs a local path, and the storage may be S3.
-        images = Path(tmp) / "images.zip"
-        with default_storage.open(job.params["images"], "rb") as src, images.open("wb") as dst:
-            for chunk in iter(lambda: src.read(1 << 20), b""):
-                dst.write(chunk)
+        images = local_copy(job.params["images"], tmp / "images.zip")
         # An unusable input fails the job with its reason; nothing to retry.
         with contextlib.suppress(ImportUnusable):
             if job.params.get("format") == "label-studio":
@@ -126,10 +123,17 @@ def resend_queued_jobs() -> list[int]:
 
 
 @shared_task
+def sweep_files() -> dict[str, int]:
+    """Beat: delete staged uploads nobody imported, and the temporary folders of this host's
+    ended processes (every worker host's /tmp gets one now and then: beat's task runs on any)."""
+    return {"staged": staged_uploads_delete(), "temp_folders": temp_folders_delete()}
+
+
+@shared_task
 def fail_stale_jobs() -> list[int]:
     """Beat: fail the running jobs whose worker stopped (releases: review.tasks)."""
     return jobs_fail_stale()
 
 
-task_register(kind=JobKind.IMPORT, task=import_pairs_job, cleanup=import_files_delete)
+task_register(kind=JobKind.IMPORT, task=import_pairs_job, cleanup=job_files_delete)
 task_register(kind=JobKind.PREANNOTATE, task=preannotate_job)

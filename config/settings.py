@@ -133,6 +133,10 @@ USE_TZ = True
 
 # Files: originals of the pairs and the releases. Filesystem by default, S3 when a bucket is set.
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(VAR_DIR / "media")))
+# Media files are nobody else's to read: the owner writes, its group (the web and worker users
+# share one) reads; folders likewise. On S3 objects are private (AWS_DEFAULT_ACL below).
+FILE_UPLOAD_PERMISSIONS = 0o640
+FILE_UPLOAD_DIRECTORY_PERMISSIONS = 0o750
 MEDIA_URL = "/media/"
 STATIC_URL = "/static/"
 STATIC_ROOT = Path(env_str("STATIC_ROOT", str(VAR_DIR / "static")))
@@ -206,6 +210,8 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 DIFFMARK_SWEEP_SECONDS = env_int("DIFFMARK_SWEEP_SECONDS", 300)
 DIFFMARK_RESEND_AFTER_MINUTES = env_int("DIFFMARK_RESEND_AFTER_MINUTES", 10)
 DIFFMARK_STALE_JOB_MINUTES = env_int("DIFFMARK_STALE_JOB_MINUTES", 30)
+# Label Studio uploads staged for a preview and never imported are deleted after this long.
+DIFFMARK_STAGED_UPLOAD_HOURS = env_int("DIFFMARK_STAGED_UPLOAD_HOURS", 24)
 # Without a broker, a request every DIFFMARK_SWEEP_SECONDS runs the failing sweeps (on by default;
 # `manage.py sweep` from cron does all of them).
 DIFFMARK_SWEEP_ON_REQUEST = env_bool("DIFFMARK_SWEEP_ON_REQUEST", True)
@@ -219,6 +225,7 @@ CELERY_BEAT_SCHEDULE = {
         ("resend-review-work", "review.tasks.resend_review_work", DIFFMARK_SWEEP_SECONDS),
         ("fail-stale-releases", "review.tasks.fail_stale_releases", DIFFMARK_SWEEP_SECONDS),
         ("refresh-queue-priorities", "annotator.tasks.refresh_queue_priorities", 600),
+        ("sweep-files", "annotator.tasks.sweep_files", 3600),
     ]
 }
 
@@ -241,7 +248,8 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 # per-process cache would let every gunicorn worker count on its own and the limits multiply,
 # so whenever Redis is configured the cache lives there: DIFFMARK_CACHE_URL, or by default the
 # broker's Redis in the next database (never the broker's own: clearing the cache must never
-# drop queued tasks). Without either it is per process, and `check --deploy` says so.
+# drop queued tasks). Without either it is per process: fine for `make run` (DEBUG=1), refused
+# in production (accounts.E001).
 DIFFMARK_CACHE_URL = env_str("DIFFMARK_CACHE_URL") or redis_neighbour_db(
     env_str("CELERY_BROKER_URL")
 )
@@ -258,6 +266,8 @@ elif DIFFMARK_CACHE_URL:
     raise ImproperlyConfigured("DIFFMARK_CACHE_URL must be a redis://, rediss:// or unix:// URL")
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# Production refuses to start on a per-process cache (accounts.E001): whenever DEBUG is off.
+DIFFMARK_REQUIRE_SHARED_CACHE = not DEBUG
 # Failed log-ins allowed per window, by username and by client address (accounts.throttle).
 DIFFMARK_LOGIN_USER_LIMIT = env_int("DIFFMARK_LOGIN_USER_LIMIT", 5)
 DIFFMARK_LOGIN_IP_LIMIT = env_int("DIFFMARK_LOGIN_IP_LIMIT", 20)

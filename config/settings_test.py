@@ -28,3 +28,6 @@ DIFFMARK_SWEEP_ON_REQUEST = False
 # settings): tests clear the cache freely, so they keep one per process unless told otherwise.
 if not os.environ.get("DIFFMARK_CACHE_URL"):
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# Tests are one process each: the checks that refuse a per-process cache in production
+# (accounts.E001) would stop every migrate the integration tests run.
+DIFFMARK_REQUIRE_SHARED_CACHE = False

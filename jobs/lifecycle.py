@@ -3,6 +3,8 @@ progressing, finished (or failed, or cancelled)."""
 
 from __future__ import annotations
 
+import os
+import socket
 from typing import Any
 
 from django.utils import timezone
@@ -28,11 +30,17 @@ def job_claim(job: Job) -> bool:
     """
     now = timezone.now()
     claimed = Job.objects.filter(pk=job.pk, status=JobStatus.QUEUED).update(
-        status=JobStatus.RUNNING, started_at=now, heartbeat_at=now
+        status=JobStatus.RUNNING, started_at=now, heartbeat_at=now, runner=this_process()
     )
     if claimed:
         job.status, job.started_at, job.heartbeat_at = JobStatus.RUNNING, now, now
+        job.runner = this_process()
     return bool(claimed)
+
+
+def this_process() -> str:
+    """ "host:pid" of this process, as a job's ``runner``."""
+    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 def job_start(job: Job, *, total: int) -> None:
@@ -43,7 +51,9 @@ def job_start(job: Job, *, total: int) -> None:
     Job.objects.filter(pk=job.pk).update(
         total=total, done=0, started_at=job.started_at, heartbeat_at=job.heartbeat_at
     )
-    Job.objects.filter(pk=job.pk, status=JobStatus.QUEUED).update(status=JobStatus.RUNNING)
+    Job.objects.filter(pk=job.pk, status=JobStatus.QUEUED).update(
+        status=JobStatus.RUNNING, runner=this_process()
+    )
     job.status = Job.objects.values_list("status", flat=True).get(pk=job.pk)
 
 

@@ -49,6 +49,9 @@ class Job(models.Model):
     # Last sign of life: sent (again) to the workers, started, or progressed. The sweeps re-send
     # queued jobs and fail running ones whose heartbeat is too old (jobs/sweeps.py).
     heartbeat_at = models.DateTimeField(null=True, blank=True)
+    # The process that claimed it, "host:pid": a sweep on that host fails the job as soon as the
+    # process is gone (killed mid-way), without waiting for its heartbeat to age.
+    runner = models.CharField(max_length=200, blank=True)
 
     class Meta:
         db_table = "annotator_job"  # made there; moved without touching the table

@@ -85,10 +85,12 @@ def job_cleanup(job: Any) -> None:
         entry.cleanup(job)
 
 
-def job_enqueue_on_commit(job: Any) -> None:
-    """Send the task that runs ``job`` once the current transaction commits."""
+def job_enqueue_on_commit(job: Any, *, after_response: bool = False) -> None:
+    """Send the task that runs ``job`` once the current transaction commits. ``after_response``:
+    long work the response does not wait for; without a broker it then runs once the response
+    is sent (config.after_response), never inside the request."""
     found = job_task(job)
     if found is None:
         raise UnknownWork(f"no task can run job {job.pk} of kind {job.kind!r}")
     task, args = found
-    enqueue_on_commit(task, *args)
+    enqueue_on_commit(task, *args, after_response=after_response)

@@ -8,6 +8,7 @@ conditional on the state the sweep saw, and every task it sends claims its job b
 from __future__ import annotations
 
 import logging
+import socket
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -17,6 +18,7 @@ from django.utils import timezone
 
 from config.enqueue import enqueue
 from jobs.models import Job, JobKind, JobStatus
+from jobs.processes import pid_alive
 from jobs.registry import job_cleanup, job_task
 
 log = logging.getLogger(__name__)
@@ -45,13 +47,57 @@ def jobs_stale(*, now: datetime | None = None) -> QuerySet[Job]:
     )
 
 
+def process_gone(runner: str) -> bool:
+    """Whether the process a job's ``runner`` ("host:pid") names has ended; False when it runs
+    on another host or says nothing (only its heartbeat tells then)."""
+    host, _, pid = runner.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    return not pid_alive(int(pid))
+
+
+def jobs_orphaned(*, release: bool = False) -> list[Job]:
+    """The running jobs whose process on this host has ended (a kill -9, a web worker killed
+    by gunicorn's timeout while it ran a job after the response): release builds with
+    ``release``, the other kinds without."""
+    running = Job.objects.filter(status=JobStatus.RUNNING).exclude(runner="")
+    running = (
+        running.filter(kind=JobKind.RELEASE) if release else running.exclude(kind=JobKind.RELEASE)
+    )
+    return [job for job in running.order_by("pk")[:BATCH] if process_gone(job.runner)]
+
+
+def orphan_message(job: Job, advice: str) -> str:
+    return (
+        f"stopped: its process ended (killed, or it crashed) after {job.done} of {job.total}; "
+        f"{advice}"
+    )
+
+
+def jobs_fail_orphaned(*, now: datetime | None = None) -> list[int]:
+    """Fail at once the running jobs (release builds aside) whose process on this host has
+    ended, and tidy their files."""
+    now = now or timezone.now()
+    failed = []
+    for job in jobs_orphaned():
+        message = orphan_message(job, STALE_ADVICE[job.kind])
+        if Job.objects.filter(pk=job.pk, status=JobStatus.RUNNING, runner=job.runner).update(
+            status=JobStatus.FAILED, message=message, finished_at=now
+        ):
+            log.warning("job %s failed, its process %s ended", job.pk, job.runner)
+            job_cleanup(job)
+            failed.append(job.pk)
+    return failed
+
+
 def jobs_fail_stale(*, now: datetime | None = None) -> list[int]:
     """Fail the running jobs whose worker stopped (killed, or cut off from the database), with a
-    message saying what is kept and what to do. Release jobs are left to
-    ``review.releases.releases_fail_stale``, which also fails the release."""
+    message saying what is kept and what to do: at once when its process on this host is gone
+    (``jobs_fail_orphaned``), else once its heartbeat is DIFFMARK_STALE_JOB_MINUTES old. Release
+    jobs are left to ``review.releases.releases_fail_stale``, which also fails the release."""
     now = now or timezone.now()
     minutes = settings.DIFFMARK_STALE_JOB_MINUTES
-    failed = []
+    failed = jobs_fail_orphaned(now=now)
     for job in jobs_stale(now=now).exclude(kind=JobKind.RELEASE).order_by("pk")[:BATCH]:
         message = (
             f"stopped: no progress for {minutes} minutes (its worker was killed or lost its "

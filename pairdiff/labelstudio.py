@@ -9,12 +9,12 @@ pixels of the real images. ``parse_export`` does both with the sizes the export 
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from pairdiff import strictjson
 from pairdiff.coords import from_label_studio
 from pairdiff.geometry import Box, BoxError, Frame
 from pairdiff.labelstudio_config import (
@@ -141,11 +141,11 @@ class LSTask:
 def load_export(data: bytes) -> list:
     """The export's tasks as JSON; LSUnusable when it is no Label Studio JSON export."""
     try:
-        value = json.loads(data.decode("utf-8-sig"), parse_constant=_reject_constant)
-    except UnicodeDecodeError as exc:
-        raise LSUnusable(f"the export is not UTF-8 text (byte {exc.start})") from exc
-    except (ValueError, RecursionError) as exc:
-        raise LSUnusable(f"the export is not JSON ({exc}); export with the JSON format") from exc
+        value = strictjson.loads(data)
+    except strictjson.JSONRejected as exc:
+        if str(exc).startswith("not UTF-8"):
+            raise LSUnusable(f"the export is {exc}") from None
+        raise LSUnusable(f"the export is not JSON ({exc}); export with the JSON format") from None
     if not isinstance(value, list):
         raise LSUnusable(f"a Label Studio JSON export is a list of tasks, not {json_type(value)}")
     if not value:
@@ -233,10 +233,6 @@ def task_in_frames(
 
 
 # Reading -------------------------------------------------------------------------------------
-
-
-def _reject_constant(name: str) -> object:
-    raise ValueError(f"{name} is not allowed in JSON")
 
 
 def _task(raw: object, line: int, first_line_of_id: dict[str, int], options: ReadOptions) -> LSTask:

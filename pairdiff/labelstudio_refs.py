@@ -14,8 +14,13 @@ The rule (documented in docs/labelstudio.md, pinned by tests):
 3. Label Studio renames uploads to ``<8 hex characters>-<original name>``; when nothing matches,
    the file name without that prefix is tried the same way.
 
+A reference is bounded: at most MAX_REFERENCE_CHARS characters and MAX_REFERENCE_PARTS
+folders, so looking one up costs the same whatever a hostile export writes (the suffix walk of
+rule 2 is quadratic in the parts). A longer one is not found, and the answer says why.
+
 An ``s3://`` reference to the bucket Diffmark itself stores files in may also be read from that
-bucket by key (done by the caller, which knows the storage).
+bucket by key (done by the caller, which knows the storage and which keys the importing
+project may read).
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ from urllib.parse import parse_qs, unquote, urlsplit
 # Label Studio renames uploads to "<8 hex chars of a uuid4>-<original name>".
 _UPLOAD_PREFIX = re.compile(r"^[0-9a-f]{8}-(.+)$")
 _BUCKET_SCHEMES = frozenset({"s3", "gs", "azure-blob"})
+MAX_REFERENCE_CHARS = 2048  # a URL with a presigned query fits; browsers stop near here too
+MAX_REFERENCE_PARTS = 64  # folders deep; real exports have a handful
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".webp", ".bmp", ".gif", ".tif", ".tiff"})
 
 
@@ -45,7 +52,19 @@ class Reference:
     scheme: str = ""
 
 
+def reference_problem(reference: str) -> str:
+    """Why a reference is too costly to look up ("" when it is not)."""
+    if len(reference) > MAX_REFERENCE_CHARS:
+        return f"the image reference is over {MAX_REFERENCE_CHARS} characters"
+    if reference.count("/") + reference.count("\\") > MAX_REFERENCE_PARTS + 8:
+        return f"the image reference is over {MAX_REFERENCE_PARTS} folders deep"
+    return ""
+
+
 def parse_reference(reference: str) -> Reference:
+    """What the reference names; a reference over the bounds names nothing (an empty path)."""
+    if reference_problem(reference):
+        return Reference("")
     parts = urlsplit(reference.strip().replace("\\", "/"))
     scheme = parts.scheme.lower()
     if scheme in _BUCKET_SCHEMES:
@@ -72,8 +91,12 @@ class ImageFinder:
 
     def find(self, reference: str) -> str:
         """The file's name in the source; ImageNotFound when none (or several) match."""
+        if problem := reference_problem(reference):
+            raise ImageNotFound(problem)
         path = parse_reference(reference).path
         parts = [p for p in PurePosixPath(path).parts if p not in ("/", "", ".")]
+        if len(parts) > MAX_REFERENCE_PARTS:
+            raise ImageNotFound(f"the image reference is over {MAX_REFERENCE_PARTS} folders deep")
         if ".." in parts:
             parts = parts[len(parts) - 1 :]  # never walk up: only the file name is trusted
         tries = [parts]

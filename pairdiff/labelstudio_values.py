@@ -13,12 +13,10 @@ cover is reported, never guessed.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-import yaml
-
+from pairdiff import strictjson, strictyaml
 from pairdiff.labelstudio_config import DEFAULT_SEPARATORS, ConfigUnusable, check_roles
 
 TIERS = ("excellent", "good", "fair", "poor")
@@ -110,20 +108,23 @@ def parse_value_map(data: bytes | str, *, categories: Mapping[str, str] | None =
         data = data.decode("utf-8-sig", errors="replace")
     if not data.strip():
         return ValueMap()
+    # The bounded readers: no alias, no nesting past strictjson.MAX_DEPTH, never the text echoed.
     try:
-        value = yaml.safe_load(data)
-    except yaml.YAMLError as exc:
+        value = strictyaml.loads(data)
+    except strictyaml.YAMLRejected as exc:
         try:
-            value = json.loads(data)
-        except ValueError:
-            raise ConfigUnusable(f"the mapping is neither JSON nor YAML ({exc})") from exc
+            value = strictjson.loads(data)
+        except strictjson.JSONRejected:
+            raise ConfigUnusable(f"the mapping is neither JSON nor YAML ({exc})") from None
     if value is None:
         return ValueMap()
     if not isinstance(value, dict):
         raise ConfigUnusable("the mapping is an object with sections: " + ", ".join(_KEYS))
     unknown = sorted(str(k) for k in value if k not in _KEYS)
     if unknown:
-        raise ConfigUnusable(f"unknown mapping section {unknown[0]!r} (use {', '.join(_KEYS)})")
+        raise ConfigUnusable(
+            f"unknown mapping section {_shown(unknown[0])} (use {', '.join(_KEYS)})"
+        )
     return ValueMap(
         categories=_table(value, "category", categories or None),
         tiers=_table(value, "tier", {t: t for t in TIERS}),
@@ -141,7 +142,7 @@ def _section(value: Mapping, key: str) -> dict:
         raise ConfigUnusable(f"{key}: an object of Label Studio value → ours")
     for k, v in section.items():
         if not isinstance(v, str | int) or isinstance(v, bool) or not isinstance(k, str | int):
-            raise ConfigUnusable(f"{key}: {k!r} must map to a name, not {v!r}")
+            raise ConfigUnusable(f"{key}: {_shown(k)} must map to a name, not {_kind(v)}")
     return section
 
 
@@ -153,7 +154,9 @@ def _table(value: Mapping, key: str, allowed: Mapping[str, str] | None) -> dict[
         if allowed is not None:
             if norm(ours) not in allowed:
                 names = ", ".join(sorted(set(allowed.values())))
-                raise ConfigUnusable(f"{key}: {ls_value!r} → {ours!r}, which is none of {names}")
+                raise ConfigUnusable(
+                    f"{key}: {_shown(ls_value)} → {_shown(ours)}, which is none of {names}"
+                )
             ours = allowed[norm(ours)]
         table[norm(str(ls_value))] = ours
     return table
@@ -165,3 +168,20 @@ def _separators(value: object) -> tuple[str, ...]:
     if not isinstance(value, str) or not value.strip():
         raise ConfigUnusable('entities_separator: a non-empty text, e.g. "|"')
     return (value.strip(),)
+
+
+def _shown(value: object) -> str:
+    """A name from the mapping as an error shows it: quoted, at most 60 characters."""
+    text = str(value)
+    return repr(text if len(text) <= 60 else text[:59] + "…")
+
+
+def _kind(value: object) -> str:
+    """What a value is, in words, never the value itself (it may hold a million items)."""
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    if value is None or isinstance(value, bool):
+        return repr(value)
+    return f"{type(value).__name__} {_shown(value)}"

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from pairdiff import strictjson
+from pairdiff.labelstudio_refs import reference_problem
 
 MAX_ID_LENGTH = 200
 MAX_INSTRUCTION_LENGTH = 2000
@@ -265,6 +266,8 @@ def _path(fields: dict[str, object], key: str, problems: list[str]) -> str:
         problems.append(f"{key} must be a string, not {json_type(value)}")
     elif not value.strip():
         problems.append(f"{key} is empty")
+    elif problem := reference_problem(value):
+        problems.append(f"{key}: {problem}")
     else:
         try:
             return safe_relative_path(value.strip())

@@ -9,13 +9,15 @@ from datetime import timedelta
 from django.utils import timezone
 
 from annotator.models import Assignment, AssignmentState
+from projects.access import Action, project_role, role_may
 
 WINDOW = timedelta(minutes=10)
 
 
 def gold_feedback_for(*, assignment_id: int, user, now=None) -> dict | None:
     """{pair, sides, yours, known} for the caller's own just-submitted gold pair in a project
-    that shows gold feedback; None otherwise (not theirs, not gold, not submitted, too late)."""
+    that shows gold feedback; None otherwise (not theirs, not gold, not submitted, too late, or
+    the caller no longer annotates in the project: membership is checked on every read)."""
     now = now or timezone.now()
     assignment = (
         Assignment.objects.select_related("pair__project", "pair__gold", "annotation")
@@ -25,6 +27,8 @@ def gold_feedback_for(*, assignment_id: int, user, now=None) -> dict | None:
     if assignment is None or assignment.submitted_at is None:
         return None
     pair = assignment.pair
+    if not role_may(project_role(user, pair.project), Action.ANNOTATE):
+        return None
     gold = getattr(pair, "gold", None)
     if not (pair.project.gold_feedback and pair.is_gold and gold is not None):
         return None

@@ -15,8 +15,9 @@ import logging
 from django.conf import settings
 from django.core.cache import cache
 
-from annotator.sweeps import leases_expire
+from annotator.sweeps import leases_expire, staged_uploads_delete
 from jobs.sweeps import jobs_fail_stale, jobs_fail_unstarted, jobs_resend_queued
+from jobs.tempdirs import temp_folders_delete
 from review.releases import releases_fail_stale
 from review.sweeps import review_work_resend
 
@@ -24,12 +25,14 @@ log = logging.getLogger(__name__)
 SWEEP_LOCK = "diffmark:sweep-on-request"
 
 
-def sweep_failed_work() -> dict[str, list[int]]:
+def sweep_failed_work() -> dict[str, object]:
     """Fail the jobs and release builds whose process stopped, and clean their files. Light:
     a few indexed queries when nothing is stale, so a request may run it."""
-    found = {"jobs": jobs_fail_stale(), "releases": releases_fail_stale()}
+    found: dict[str, object] = {"jobs": jobs_fail_stale(), "releases": releases_fail_stale()}
     if settings.CELERY_TASK_ALWAYS_EAGER:
         found["unstarted"] = jobs_fail_unstarted()
+    # This host's folders of ended processes (a web worker killed mid-job): one listing of /tmp.
+    found["temp_folders"] = temp_folders_delete()
     return found
 
 
@@ -41,6 +44,7 @@ def sweep_all() -> dict[str, object]:
     if not settings.CELERY_TASK_ALWAYS_EAGER:
         found["jobs_resent"] = jobs_resend_queued()
     found["review_work"] = review_work_resend()
+    found["staged_files_deleted"] = staged_uploads_delete()
     return found
 
 

@@ -17,7 +17,6 @@ import gc
 import logging
 import multiprocessing
 import os
-import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -26,6 +25,7 @@ from django.core.files.storage import Storage
 
 from annotator.models import Pair
 from config.storage import local_path
+from jobs.processes import die_with_parent
 from pairdiff.labelstudio_export import labelstudio_files
 from pairdiff.release import publish
 from pairdiff.release.build import ReleaseMeta, release_categories
@@ -40,7 +40,6 @@ from pairdiff.release.question_set import (
 from review.standing import Standing
 
 log = logging.getLogger("review.releases")
-PARENT_CHECK_SECONDS = 0.5
 WORKERS = 2  # one checks and links the originals, the other makes the files holding images
 
 # What the workers inherit at fork (set just before it, cleared in the parent just after).
@@ -96,7 +95,7 @@ class BuildWorkers:
             self.pool = ProcessPoolExecutor(
                 max_workers=WORKERS,
                 mp_context=context,
-                initializer=_watch_parent,
+                initializer=die_with_parent,
                 initargs=(os.getpid(),),
             )
             # The first task forks both workers (fork: all of them, before its manager thread).
@@ -206,18 +205,6 @@ class LaterNegatives(Mapping):
 
     def __len__(self) -> int:
         return len(self._pids)
-
-
-def _watch_parent(parent: int) -> None:
-    """In a worker: end when the build's process is gone (a killed job worker), rather than
-    wait for tasks forever or write into a folder a retry has cleared."""
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(PARENT_CHECK_SECONDS)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="release-worker-watch", daemon=True).start()
 
 
 def _labelstudio(records: list[dict], categories: list[str], profile) -> dict[str, bytes]:

@@ -13,12 +13,13 @@ from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
+from pathlib import Path
 
 from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import Storage, default_storage
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Max
+from django.db.models import Max, Q
 from django.utils import timezone
 
 from annotator.models import Pair, PairStatus
@@ -26,7 +27,7 @@ from config.storage import local_path
 from jobs.lifecycle import job_claim, job_create, job_finish, job_progress, job_start
 from jobs.models import Job, JobKind, JobStatus
 from jobs.registry import work_enqueue_on_commit
-from jobs.sweeps import jobs_stale
+from jobs.sweeps import jobs_orphaned, jobs_stale, orphan_message
 from pairdiff.geometry import Frame
 from pairdiff.release.build import ReleaseFiles, ReleaseMeta, manifest, release_files, sha256
 from pairdiff.release.hf import config_rows
@@ -582,7 +583,7 @@ def _copy_image(
     cache[source] = digest
     folder = os.path.dirname(target)
     if made is None or folder not in made:
-        os.makedirs(folder, exist_ok=True)
+        _makedirs(folder)
         if made is not None:
             made.add(folder)
     try:
@@ -591,7 +592,26 @@ def _copy_image(
         raise RuntimeError(f"{prefix}/{name} exists already") from None
     except OSError:  # another device, a link limit, a filesystem without links
         shutil.copyfile(source, target)
+        os.chmod(target, settings.FILE_UPLOAD_PERMISSIONS)  # as the storage writes (a link shares)
     return name, (os.path.getsize(target), digest)
+
+
+def _makedirs(folder: str) -> None:
+    """The release's folders with the storage's folder mode (as its own saves make them). Each
+    new folder is chmod-ed: the umask is the process's, and copies run in threads."""
+    mode = settings.FILE_UPLOAD_DIRECTORY_PERMISSIONS
+    missing = []
+    path = Path(folder)
+    while not path.exists():
+        missing.append(path)
+        path = path.parent
+    for new in reversed(missing):
+        try:
+            new.mkdir()
+        except FileExistsError:
+            continue  # another thread made it
+        if mode is not None:
+            new.chmod(mode)
 
 
 def _check(pair: Pair, side: str, digest: str, expected: str) -> None:
@@ -702,28 +722,35 @@ def _owned(release: Release, job, *, lock: bool = False) -> bool:
 def releases_fail_stale(
     *, now: datetime | None = None, storage: Storage | None = None
 ) -> list[int]:
-    """Fail the builds whose worker stopped (no heartbeat for DIFFMARK_STALE_JOB_MINUTES): the
-    folder is cleared, release and job are failed with a message, and ``release_retry`` builds
-    it again. A build that comes back to life afterwards finds it is no longer its release's
-    build and publishes nothing."""
+    """Fail the builds whose worker stopped (its process on this host ended, or no heartbeat
+    for DIFFMARK_STALE_JOB_MINUTES): the folder is cleared, release and job are failed with a
+    message, and ``release_retry`` builds it again. A build that comes back to life afterwards
+    finds it is no longer its release's build and publishes nothing."""
     storage = storage or default_storage
     message = (
         f"the build stopped: no progress for {settings.DIFFMARK_STALE_JOB_MINUTES} minutes "
         "(its worker was killed or lost its connection); nothing was published, build it again"
     )
+    orphaned = {job.pk: job for job in jobs_orphaned(release=True)}
     failed = []
-    stale = Release.objects.filter(
-        status=ReleaseStatus.BUILDING, job__in=jobs_stale(now=now)
-    ).select_related("project", "job")
+    stale = (
+        Release.objects.filter(status=ReleaseStatus.BUILDING)
+        .filter(Q(job__in=jobs_stale(now=now)) | Q(job__in=list(orphaned)))
+        .select_related("project", "job")
+        .order_by("pk")
+    )
     for release in stale:
         job = release.job
         assert job is not None  # picked by its job
+        said = message
+        if job.pk in orphaned:
+            said = orphan_message(job, "nothing was published, build it again")
         # Only if the build showed no sign of life since we looked.
         if not Job.objects.filter(
             pk=job.pk, status=JobStatus.RUNNING, heartbeat_at=job.heartbeat_at
-        ).update(status=JobStatus.FAILED, message=message):
+        ).update(status=JobStatus.FAILED, message=said):
             continue
-        _release_fail(release, storage, message)
+        _release_fail(release, storage, said)
         failed.append(release.pk)
     return failed
 

@@ -97,7 +97,8 @@ def synthesis_queue(
         stored = default_storage.save(f"synth/{project.slug}/{job.pk}/images.zip", images)
         job.params = {**job.params, "images": stored}
         job.save(update_fields=["params"])
-        job_enqueue_on_commit(job)
+        # Minutes of work for a big zip: a worker's, or without a broker after the response.
+        job_enqueue_on_commit(job, after_response=True)
     return job
 
 

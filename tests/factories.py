@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import itertools
+import zipfile
 
 from annotator.models import Pair
 from annotator.services import PairInput, pair_create
@@ -55,3 +57,12 @@ def make_accepted(project: Project, annotators, bodies) -> list[Pair]:
         assert pair.status == "accepted", pair.status
         pairs.append(pair)
     return pairs
+
+
+def zip_of(files: dict[str, bytes]) -> bytes:
+    """A zip archive holding ``files`` (name → content)."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        for name, content in files.items():
+            archive.writestr(name, content)
+    return out.getvalue()

@@ -9,6 +9,11 @@ import numpy as np
 Xyxy = tuple[int, int, int, int]
 
 
+class EditUnfit(ValueError):
+    """The photo cannot take this edit (it changed no pixel: a flat photo, a region with
+    nothing to move); the attempt is skipped with this reason."""
+
+
 @dataclass(frozen=True)
 class SynthChange:
     """One known (gold) change; an empty side has no boxes and an empty entity."""

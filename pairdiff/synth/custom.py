@@ -29,7 +29,7 @@ from pairdiff.synth.anylooks import (
     write_text,
 )
 from pairdiff.synth.anyobjects import move_region, remove_or_add, resize_or_replace, turn_region
-from pairdiff.synth.base import Edit, SynthPair
+from pairdiff.synth.base import Edit, EditUnfit, SynthPair
 from pairdiff.synth.checks import pair_problem
 from pairdiff.synth.regions import Analysis, analyse
 
@@ -137,7 +137,11 @@ def synthesize(photo: Photo, slot: Slot, *, seed: int) -> Outcome:
         )
         if not photo.analysis.regions and slot.category not in ("global_colour", "ocr_text"):
             return Outcome(slot, None, ["no region stands out in this photo"])
-        edit = EDITS[slot.category](photo.pixels, photo.analysis, rng, slot.turn + attempt)
+        try:
+            edit = EDITS[slot.category](photo.pixels, photo.analysis, rng, slot.turn + attempt)
+        except EditUnfit as exc:
+            problems.append(f"attempt {attempt + 1}: {exc}")
+            continue
         if edit is None:
             problems.append(f"attempt {attempt + 1}: no room for the edit")
             continue

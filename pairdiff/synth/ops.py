@@ -8,7 +8,7 @@ from typing import TypeVar
 import numpy as np
 
 from pairdiff.lazy import lazy_module
-from pairdiff.synth.base import Xyxy
+from pairdiff.synth.base import EditUnfit, Xyxy
 
 ndi = lazy_module("scipy.ndimage")
 sparse = lazy_module("scipy.sparse")
@@ -22,9 +22,12 @@ _ALPHA_FLOOR = 0.04
 
 
 def mask_box(mask: np.ndarray, y0: int = 0, x0: int = 0) -> Xyxy:
-    """Exclusive bounding box of a non-empty mask whose top-left pixel sits at (y0, x0)."""
+    """Exclusive bounding box of a mask whose top-left pixel sits at (y0, x0); EditUnfit when
+    the mask is empty (an edit that changed nothing has no box)."""
     rows = np.flatnonzero(mask.any(axis=1))
     cols = np.flatnonzero(mask.any(axis=0))
+    if not rows.size:
+        raise EditUnfit("the edit changed no pixel of this photo")
     return (x0 + int(cols[0]), y0 + int(rows[0]), x0 + int(cols[-1]) + 1, y0 + int(rows[-1]) + 1)
 
 

@@ -476,14 +476,14 @@ def test_s3_reference_to_our_own_bucket_is_read_from_storage(ls_project, setting
 
     settings.AWS_STORAGE_BUCKET_NAME = "our-bucket"
     data = (MINCU / "images" / "coffee_a.png").read_bytes()
-    key = default_storage.save("ls-objects/coffee_a.png", io.BytesIO(data))
+    key = default_storage.save("pairs/from-ls/ls-objects/coffee_a.png", io.BytesIO(data))
     empty = tmp_path / "empty"
     empty.mkdir()
     with open_source(empty, max_entry_bytes=10**7) as source:
         finder = ImageFinder(source.names())
-        assert read_image(f"s3://our-bucket/{key}", source, finder) == (
+        assert read_image(f"s3://our-bucket/{key}", source, finder, project=ls_project) == (
             f"s3://our-bucket/{key}",
             data,
         )
         with pytest.raises(ImageNotFound):
-            read_image(f"s3://someone-else/{key}", source, finder)
+            read_image(f"s3://someone-else/{key}", source, finder, project=ls_project)

@@ -62,3 +62,62 @@ def test_the_endpoint_is_for_members_who_annotate(client, project, researcher, o
     assert client.post(url).status_code == 403
     client.force_login(outsider)
     assert client.post(url).status_code == 404
+
+
+def _live(project, user) -> list:
+    from django.utils import timezone
+
+    from annotator.models import Assignment
+
+    return list(
+        Assignment.objects.filter(
+            annotator=user,
+            pair__project=project,
+            state=AssignmentState.LEASED,
+            expires_at__gt=timezone.now(),
+        )
+    )
+
+
+def test_reopening_submitted_answers_never_holds_more_live_leases_than_the_rule(
+    project, annotator_1
+):
+    """Issue 24 item 9: reopening five submitted answers gave five live leases at once."""
+    from annotator.leasing import MAX_LIVE_LEASES
+    from annotator.revising import annotation_reopen
+    from annotator.submitting import SubmitConflict
+
+    make_pairs(project, 5)
+    submitted = []
+    for _ in range(5):
+        lease = assignment_lease_next(project=project, user=annotator_1)
+        annotation_submit(assignment_id=lease.pk, user=annotator_1, body=answer())
+        submitted.append(lease)
+
+    refused = 0
+    for lease in submitted:
+        try:
+            annotation_reopen(assignment_id=lease.pk, user=annotator_1)
+        except SubmitConflict as exc:
+            assert exc.code == "leases"
+            refused += 1
+        assert len(_live(project, annotator_1)) <= MAX_LIVE_LEASES
+
+    assert MAX_LIVE_LEASES == 2 and refused == 3
+
+
+def test_reopening_an_answer_gives_back_the_unused_lease_ahead(project, annotator_1):
+    from annotator.models import Assignment
+    from annotator.revising import annotation_reopen
+
+    make_pairs(project, 4)
+    done = assignment_lease_next(project=project, user=annotator_1)
+    annotation_submit(assignment_id=done.pk, user=annotator_1, body=answer())
+    current = assignment_lease_next(project=project, user=annotator_1)
+    ahead = assignment_lease_ahead(project=project, user=annotator_1)
+
+    annotation_reopen(assignment_id=done.pk, user=annotator_1)
+
+    assert {a.pk for a in _live(project, annotator_1)} == {done.pk, current.pk}
+    ahead = Assignment.objects.select_related("pair").get(pk=ahead.pk)
+    assert ahead.state == AssignmentState.EXPIRED and ahead.pair.n_taken == 0

@@ -80,3 +80,42 @@ def test_a_removed_lead_no_longer_reads_the_projects_jobs(project, lead):
 
     assert client.get(f"/api/v1/jobs/{job.pk}/").status_code == 404
     assert client.get(f"/jobs/{job.pk}/").status_code == 404
+
+
+@pytest.mark.parametrize("how", ["removed", "made-researcher"])
+def test_a_removed_member_cannot_take_back_a_submitted_answer(project, annotator_1, lease, how):
+    """Issue 24 item 7: POST /a/<id>/edit/ withdrew a removed member's submitted answer."""
+    submitted = _client(annotator_1).post(
+        f"/api/v1/assignments/{lease.pk}/submit/", json.dumps(answer()), "application/json"
+    )
+    assert submitted.status_code == 201
+    _demote(project, annotator_1, how)
+
+    response = _client(annotator_1).post(f"/a/{lease.pk}/edit/")
+
+    assert response.status_code == 403
+    lease.refresh_from_db()
+    assert lease.state == AssignmentState.SUBMITTED
+    assert Annotation.objects.filter(assignment=lease).exists()
+    assert not PairEvent.objects.filter(kind="reopened_to_edit").exists()
+
+
+@pytest.mark.parametrize("how", ["removed", "made-researcher"])
+def test_a_removed_member_reads_no_gold_feedback(project, annotator_1, how):
+    """Issue 24 item 7: the known answer's boxes stayed readable for 10 minutes."""
+    from review.services import gold_answer_set
+
+    project.gold_feedback, project.gold_rate = True, 1.0
+    project.save()
+    pair = make_pair(project)
+    gold_answer_set(pair=pair, changes=answer()["changes"])
+    assignment = assignment_lease_next(project=project, user=annotator_1)
+    client = _client(annotator_1)
+    client.post(
+        f"/api/v1/assignments/{assignment.pk}/submit/", json.dumps(answer()), "application/json"
+    )
+    assert client.get(f"/review/assignments/{assignment.pk}/gold-feedback/").status_code == 200
+
+    _demote(project, annotator_1, how)
+
+    assert client.get(f"/review/assignments/{assignment.pk}/gold-feedback/").status_code == 404

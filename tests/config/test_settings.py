@@ -41,3 +41,48 @@ def test_missing_secret_key_fails_loudly_without_debug():
 def test_non_boolean_debug_fails_loudly():
     result = _manage("check", DEBUG="maybe")
     assert "DEBUG must be a boolean" in result.stderr
+
+
+def test_production_refuses_to_start_without_a_shared_cache():
+    """Issue 24 item 11: per-process rate limits let every worker count its own guesses, so
+    with DEBUG off and no Redis cache every command that runs the checks (migrate before
+    gunicorn, runserver, check) stops with an error, not a warning."""
+    production = {
+        "DEBUG": "0",
+        "SECRET_KEY": "x" * 20 + "-production-like-secret-key-0123456789",
+        "ALLOWED_HOSTS": "a.b",
+    }
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("DIFFMARK_", "CELERY_"))}
+    os_env = {**base, "DJANGO_SETTINGS_MODULE": "config.settings"}
+
+    def manage(*args: str, **env: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "manage.py", *args],
+            cwd=ROOT,
+            env={**os_env, **env},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    refused = manage("check", **production)
+    shared = manage("check", **production, DIFFMARK_CACHE_URL="redis://127.0.0.1:6379/1")
+    development = manage("check", DEBUG="1")
+
+    assert refused.returncode != 0
+    assert "accounts.E001" in refused.stderr and "ERRORS" in refused.stderr
+    assert shared.returncode == 0, shared.stderr
+    assert development.returncode == 0, development.stderr
+    assert "accounts.E001" not in development.stderr + development.stdout
+
+
+def test_the_compose_file_wires_every_app_process_to_a_shared_redis_cache():
+    import yaml
+
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())  # our own file
+
+    for name in ("web", "worker", "beat"):
+        env = compose["services"][name]["environment"]
+        assert env["DEBUG"] == "0"
+        assert env["DIFFMARK_CACHE_URL"].startswith("redis://redis:"), name
+        assert env["DIFFMARK_CACHE_URL"] != env["CELERY_BROKER_URL"]  # never the broker's db

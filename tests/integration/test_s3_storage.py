@@ -13,6 +13,7 @@ import os
 import urllib.error
 import urllib.request
 import uuid
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from urllib.parse import parse_qs, urlsplit
 import boto3
 import pytest
 from django.core.files.storage import default_storage
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from PIL import Image
 from storages.backends.s3 import S3Storage
@@ -30,6 +32,7 @@ from annotator.models import Pair, PairEvent
 from annotator.services import PairInput, pair_create
 from jobs.lifecycle import job_create
 from jobs.models import Job, JobKind, JobStatus
+from projects.creating import project_create
 from tests.images import edited_pair, encode, photo
 
 pytestmark = [pytest.mark.s3, pytest.mark.django_db]
@@ -328,3 +331,108 @@ def test_a_failed_release_build_leaves_no_objects_on_s3(
     assert len(copied) == 3  # objects were written before the failure ...
     assert bucket.object_keys() == before  # ... and removed again
     assert release.records.count() == 0
+
+
+def _ls_upload(references: list[tuple[str, str]]) -> dict:
+    """A Label Studio import's form: tasks with these (image_a, image_b), a zip without them."""
+    export = [
+        {"id": n, "data": {"image_a": a, "image_b": b}, "annotations": []}
+        for n, (a, b) in enumerate(references, start=1)
+    ]
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("readme.txt", "no images here")
+    return {
+        "format": "label-studio",
+        "manifest": SimpleUploadedFile("export.json", json.dumps(export).encode()),
+        "images": SimpleUploadedFile("images.zip", buffer.getvalue()),
+    }
+
+
+def _ls_dry_run(client, project, references: list[tuple[str, str]]) -> list[str]:
+    """The problems a Label Studio dry run reports for tasks with these (image_a, image_b)."""
+    response = client.post(
+        f"/api/v1/projects/{project.slug}/imports/", _ls_upload(references) | {"dry_run": "true"}
+    )
+    assert response.status_code == 200, response.content[:300]
+    return [p["message"] for p in response.json()["preview"]["problems"]]
+
+
+def test_labelstudio_import_reads_no_other_projects_key_and_answers_as_for_a_missing_one(
+    client, project, lead, bucket, django_capture_on_commit_callbacks
+):
+    """Item 1 of issue 24: an s3:// reference to another project's release image in Diffmark's
+    own bucket reads nothing, and the dry run answers exactly as for a key that does not exist."""
+    other = project_create(slug="other", name="Other")
+    a, b = edited_pair(4)
+    taken = f"releases/{other.slug}/1/images/1_a.png"
+    bucket.client.put_object(Bucket=bucket.name, Key=taken, Body=a)
+    own_a = f"pairs/{project.slug}/ls/own_a.png"
+    own_b = f"pairs/{project.slug}/ls/own_b.png"
+    bucket.client.put_object(Bucket=bucket.name, Key=own_a, Body=a)
+    bucket.client.put_object(Bucket=bucket.name, Key=own_b, Body=b)
+    client.force_login(lead)
+    s3 = f"s3://{bucket.name}/"
+
+    problems = _ls_dry_run(client, project, [(s3 + taken, s3 + own_b), (s3 + own_a, s3 + own_b)])
+    bucket.client.delete_object(Bucket=bucket.name, Key=taken)
+    problems_missing = _ls_dry_run(
+        client, project, [(s3 + taken, s3 + own_b), (s3 + own_a, s3 + own_b)]
+    )
+
+    assert problems == problems_missing  # no existence oracle
+    assert len(problems) == 1 and problems[0].startswith("image_a: no file named 1_a.png")
+    # The project's own objects are read (the second task is importable: no problem for it).
+    bucket.client.put_object(Bucket=bucket.name, Key=taken, Body=a)
+    with django_capture_on_commit_callbacks(execute=True):
+        job_id = _ls_import(client, project, [(s3 + taken, s3 + own_b)])
+    job_problems = [error["message"] for error in Job.objects.get(pk=job_id).errors]
+    assert job_problems == problems
+    assert not Pair.objects.filter(project=project).exists()
+    assert set(bucket.object_keys()) >= {taken}
+
+
+def _ls_import(client, project, references: list[tuple[str, str]]) -> int:
+    """Start a real (not dry) Label Studio import; its job's id."""
+    response = client.post(f"/api/v1/projects/{project.slug}/imports/", _ls_upload(references))
+    assert response.status_code in (200, 201, 202), response.content[:300]
+    return response.json()["job"]["id"]
+
+
+def test_finished_jobs_and_old_staged_previews_leave_no_objects_in_the_bucket(
+    client, project, lead, bucket, django_capture_on_commit_callbacks
+):
+    """Issue 24 item 10 on S3: a synthesis zip is deleted when its job ends, and a staged
+    Label Studio preview nobody imported is deleted by the sweep."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from annotator.labelstudio_upload import labelstudio_stage
+    from annotator.sweeps import staged_uploads_delete
+
+    client.force_login(lead)
+    photos = io.BytesIO()
+    with zipfile.ZipFile(photos, "w") as archive:
+        archive.writestr("a.png", edited_pair(3)[0])
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            f"/api/v1/projects/{project.slug}/synthesize/",
+            {
+                "images": SimpleUploadedFile("p.zip", photos.getvalue()),
+                "per_image": "1",
+                "categories": "lighting",
+            },
+        )
+    assert response.status_code == 202
+    assert not [k for k in bucket.object_keys() if k.startswith("synth/")]
+
+    upload = _ls_upload([("a.png", "b.png")])
+    token = labelstudio_stage(project=project, export=upload["manifest"], images=upload["images"])
+    staged = f"imports/{project.slug}/label-studio-{token}/"
+    assert [k for k in bucket.object_keys() if k.startswith(staged)]
+
+    assert staged_uploads_delete() == 0  # fresh: a lead may be looking at its preview
+    assert staged_uploads_delete(now=timezone.now() + timedelta(hours=25)) == 2
+
+    assert not [k for k in bucket.object_keys() if k.startswith("imports/")]

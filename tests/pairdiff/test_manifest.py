@@ -392,3 +392,21 @@ def test_a_row_with_a_nul_character_is_refused_with_a_reason(row, path):
     rows, errors = parse_manifest(json.dumps(row).encode(), filename="m.jsonl")
     assert rows == []
     assert [e.message for e in errors] == [f"{path}: may not contain NUL (\\u0000) characters"]
+
+
+def test_an_oversized_image_path_is_one_bad_row_with_a_short_reason():
+    """Issue 24 item 8: references are bounded in length and parts on every manifest."""
+    rows = [
+        {"id": "long", "image_a": "a/" * 50_000 + "x.png", "image_b": "b.png"},
+        {"id": "deep", "image_a": "/".join(["d"] * 200) + "/x.png", "image_b": "b.png"},
+        {"id": "fine", "image_a": "a.png", "image_b": "b.png"},
+    ]
+    data = "\n".join(json.dumps(r) for r in rows).encode()
+
+    good, errors = parse_manifest(data, filename="m.jsonl")
+
+    assert [r.external_id for r in good] == ["fine"]
+    assert [e.external_id for e in errors] == ["long", "deep"]
+    assert "over 2048 characters" in errors[0].message
+    assert "folders deep" in errors[1].message
+    assert all(len(e.message) < 300 for e in errors)

@@ -4,11 +4,11 @@ import multiprocessing
 import os
 import time
 
-from review.release_workers import _watch_parent
+from jobs.processes import die_with_parent
 
 
 def _worker(parent: int) -> None:
-    _watch_parent(parent)
+    die_with_parent(parent)  # what the release workers run first
     time.sleep(30)  # a task that would outlive a killed build
 
 

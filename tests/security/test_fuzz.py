@@ -32,6 +32,7 @@ from hypothesis import strategies as st
 from accounts.services import token_create
 from annotator.leasing import assignment_lease_next
 from annotator.models import Assignment, Pair
+from jobs.models import Job, JobStatus
 from tests.conftest import PASSWORD
 from tests.factories import answer, make_accepted, make_pair
 from tests.images import edited_pair
@@ -75,6 +76,9 @@ HOSTILE = [
     '{"\\ud800": 1}',
     '{"\\u0000": []}',
     "[" * DEEP + "]" * DEEP,
+    '{"a":' * DEEP + "1" + "}" * DEEP,
+    '[{"a":' * 10_000 + "1" + "}]" * 10_000,
+    "[" * 50_000,
     '{"a":' * 70 + "1" + "}" * 70,
     "[" * 63 + "]" * 63,
 ]
@@ -324,6 +328,8 @@ FORM_VALUES = [
     "0",
     "x" * 20_000,
     "[" * 10_000 + "]" * 10_000,
+    "[" * 100_000 + "]" * 100_000,
+    '{"a":' * 50_000 + "1" + "}" * 50_000,
     '{"a": NaN}',
     '{"a": "\\ud800"}',
     '{"a": 1e309}',
@@ -469,3 +475,219 @@ def test_forms_refuse_hostile_values_cleanly(world):
             assert after == before, f"{endpoint.url} {name}: a refused form stored something"
 
     run()
+
+
+# Structured inputs (issue 24): documents that cost more than they should, on every structured
+# input a lead sends. Nesting 10,000 to 100,000 deep (JSON, YAML flow style, XML), YAML alias
+# bombs, references of up to 200,000 characters, each placed as the whole document or at one
+# field of a valid one. Every answer is a 4xx or a 2xx with per-row errors: never a 5xx, never
+# over 64 KB, never seconds of CPU; a job that runs them ends (never "running").
+STRUCTURED_EXAMPLES = int(os.environ.get("DIFFMARK_FUZZ_EXAMPLES", "0")) or 150
+MAX_ANSWER_BYTES = 64 * 1024
+MAX_CPU_SECONDS = 5.0
+
+
+def _deep(kind: str, depth: int) -> str:
+    return {
+        "list": "[" * depth + "]" * depth,
+        "object": '{"a":' * depth + "1" + "}" * depth,
+        "mixed": '[{"a":' * (depth // 2) + "1" + "}]" * (depth // 2),
+        "unclosed": "[" * depth,
+        "yaml-flow": "{a: " * depth + "1" + "}" * depth,
+        "xml": "<View>" + "<a>" * depth + "</a>" * depth + "</View>",
+    }[kind]
+
+
+def _bomb(levels: int) -> str:
+    anchors = ["&l0 [x, x, x, x, x, x, x, x, x]"] + [
+        f"&l{i} [{', '.join([f'*l{i - 1}'] * 9)}]" for i in range(1, levels)
+    ]
+    return "[" + ", ".join(anchors) + "]"
+
+
+COSTLY = st.one_of(
+    st.tuples(
+        st.sampled_from(["list", "object", "mixed", "unclosed", "yaml-flow", "xml"]),
+        st.integers(min_value=10_000, max_value=100_000),
+    ).map(lambda t: _deep(*t)),
+    st.integers(min_value=3, max_value=9).map(_bomb),
+    st.integers(min_value=1_000, max_value=100_000).map(lambda n: json.dumps("a/" * n + "x.png")),
+)
+
+
+def _ls_export(doc: str, where: str) -> str:
+    task = '{"id": 1, "data": {"image_a": "a.png", "image_b": "b.png"}, "annotations": []}'
+    return {
+        "whole": doc,
+        "data": task.replace('"a.png"', doc, 1),
+        "annotations": task.replace("[]", f"[{doc}]", 1),
+    }[where]
+
+
+def _structured_cases(world) -> dict:
+    """Input name → send(client, doc, where) → (response, job or None)."""
+    slug = world["project"].slug
+    pair = world["disputed"]
+
+    def images() -> SimpleUploadedFile:
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w") as archive:
+            archive.writestr("a.png", edited_pair(2)[0])
+        return SimpleUploadedFile("images.zip", buffer.getvalue())
+
+    def ls(field: str, doc: str, where: str, *, dry_run: bool = True):
+        export = _ls_export(doc, where) if field == "manifest" else _ls_export("1", "whole")
+        if field == "manifest" or where == "whole":
+            body = doc if field != "manifest" else export
+        else:
+            body = f"tier: {{x: {doc}}}" if field == "mapping" else f"<View>{doc}</View>"
+        files = {
+            "format": "label-studio",
+            "manifest": SimpleUploadedFile(
+                "export.json", (export if field == "manifest" else "[1]").encode()
+            ),
+            "images": images(),
+        }
+        if field != "manifest":
+            files[field] = SimpleUploadedFile(f"{field}.txt", body.encode())
+        if dry_run:
+            files["dry_run"] = "true"
+        return files
+
+    def api_post(client, url: str, data: dict):
+        return client.post(url, data)
+
+    def run_job(response):
+        if response.status_code != 202:
+            return None
+        from annotator.tasks import import_pairs_job
+
+        job_id = response.json()["job"]["id"]
+        import_pairs_job(job_id)
+        return Job.objects.get(pk=job_id)
+
+    url = f"/api/v1/projects/{slug}"
+    return {
+        "ls-export-dry-run": lambda c, d, w: (
+            api_post(c, f"{url}/imports/", ls("manifest", d, w)),
+            None,
+        ),
+        "ls-mapping": lambda c, d, w: (api_post(c, f"{url}/imports/", ls("mapping", d, w)), None),
+        "ls-config": lambda c, d, w: (api_post(c, f"{url}/imports/", ls("config", d, w)), None),
+        "ls-import-job": lambda c, d, w: _with_job(
+            api_post(c, f"{url}/imports/", ls("manifest", d, w, dry_run=False)), run_job
+        ),
+        "manifest-import-job": lambda c, d, w: _with_job(
+            api_post(
+                c,
+                f"{url}/imports/",
+                {
+                    "manifest": SimpleUploadedFile(
+                        "m.jsonl",
+                        (
+                            d
+                            if w == "whole"
+                            else json.dumps(
+                                {"id": "x", "image_a": "a.png", "image_b": "a.png"}
+                            ).replace('"a.png"', d, 1)
+                        ).encode(),
+                    ),
+                    "images": images(),
+                },
+            ),
+            run_job,
+        ),
+        "predictions-file": lambda c, d, w: (
+            api_post(
+                c,
+                f"{url}/predictions/",
+                {
+                    "file": SimpleUploadedFile(
+                        "p.jsonl",
+                        (
+                            d
+                            if w == "whole"
+                            else json.dumps({"pair": pair.pk, "model": "m", "changes": []}).replace(
+                                "[]", d, 1
+                            )
+                        ).encode(),
+                    )
+                },
+            ),
+            None,
+        ),
+        "predictions-body": lambda c, d, w: (
+            c.generic(
+                "POST",
+                f"{url}/predictions/",
+                (
+                    '{"predictions": ' + d + "}"
+                    if w == "whole"
+                    else f'{{"predictions": [{{"pair": {pair.pk}, "model": "m", "changes": {d}}}]}}'
+                ).encode(),
+                content_type="application/json",
+            ),
+            None,
+        ),
+        "pair-metadata-form": lambda c, d, w: (
+            c.post(
+                f"{url}/pairs/",
+                {
+                    "external_id": "deep",
+                    "metadata": d if w == "whole" else '{"source": ' + d + "}",
+                    "image_a": SimpleUploadedFile("a.png", edited_pair(9)[0], "image/png"),
+                    "image_b": SimpleUploadedFile("b.png", edited_pair(9)[1], "image/png"),
+                },
+            ),
+            None,
+        ),
+    }
+
+
+def _with_job(response, run_job):
+    return response, run_job(response)
+
+
+@pytest.mark.django_db
+def test_structured_inputs_answer_costly_documents_briefly(world):
+    import time
+
+    cases = _structured_cases(world)
+    client = _client(world, "lead")
+    seen: set[str] = set()
+
+    @settings(
+        max_examples=STRUCTURED_EXAMPLES,
+        deadline=None,
+        derandomize=not EXAMPLES,
+        suppress_health_check=list(HealthCheck),
+        database=None,
+    )
+    @given(
+        name=st.sampled_from(sorted(cases)),
+        doc=COSTLY,
+        where=st.sampled_from(["whole", "data", "annotations"]),
+    )
+    def run(name, doc, where):
+        seen.add(name)
+        started = time.process_time()
+        job_seen: dict = {}
+
+        def send():
+            response, job = cases[name](client, doc, where)
+            if job is not None:
+                job_seen.update(status=job.status, message=job.message, errors=job.errors)
+            return response
+
+        response, before, after = exchange(send)
+        spent = time.process_time() - started
+
+        assert_refused_cleanly(response, before, after, json_api=True)
+        assert len(response.content) < MAX_ANSWER_BYTES, (name, len(response.content))
+        assert spent < MAX_CPU_SECONDS, (name, where, len(doc), spent)
+        if job_seen:
+            assert job_seen["status"] not in (JobStatus.QUEUED, JobStatus.RUNNING), job_seen
+            assert len(json.dumps(job_seen)) < MAX_ANSWER_BYTES, name
+
+    run()
+    assert seen == set(cases)  # every input was tried
