@@ -169,6 +169,9 @@ def dataset_card(
         "in MinCU's 16-token vocabulary (`vocabulary.json`)",
         "- `vocabulary.json` — the 16 added tokens and the target format",
         "- `questions.jsonl` — four-option questions with hard negatives and “no difference”",
+        "- `questions_circular.jsonl` — every question again with its options rotated (ids "
+        "`<question id>@c<shift>`, `rotation_of` names the question), for circular accuracy "
+        "(MMBench's CircularEval): a question counts only when all its orders are right",
         "- `label_studio.json` — the pairs as Label Studio tasks with their boxes, and "
         "`label_config.xml`, the labelling config that reads them",
         "- `data/<config>/<split>-*.parquet` — Hugging Face configs benchmark, questions and "
