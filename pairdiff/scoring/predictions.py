@@ -370,8 +370,8 @@ class _LineReader:
                 "coordinates, so send them with --coords pixel"
             )
         raise PredictionsRefused(
-            f"{out.refused_count} of {with_boxes} lines with boxes have a box outside the frame "
-            f"of --coords {self.coords} ({first}); {hint}"
+            f"{first}; {out.refused_count} of {with_boxes} lines with boxes have a box outside "
+            f"the frame of --coords {self.coords}, more than {MAX_REFUSED_RATE:.0%}: {hint}"
         )
 
     def check_space(self) -> None:
