@@ -36,7 +36,7 @@ def slot_similarity(truth: str, predicted: str, *, labels: Iterable[str] = ()) -
     """See the module's docstring; ``labels`` are the release's entity labels."""
     label_set = frozenset(labels)
     want, got = claims(truth, label_set), claims(predicted, label_set)
-    if contradicts(want, got) or not keeps(want, got):
+    if contradicts(want, got) or not keeps(want, got, predicted):
         return 0.0
     if any(not kind.startswith(("pole:", "entity")) for kind in want):
         return 1.0
@@ -74,18 +74,35 @@ def contradicts(truth: Claims, predicted: Claims) -> bool:
     return False
 
 
-def keeps(truth: Claims, predicted: Claims) -> bool:
-    """Every slot of the truth said in the prediction (poles of opposite pairs aside: a
-    paraphrase may say "appeared" for "was added"), and every entity label it names."""
+def keeps(truth: Claims, predicted: Claims, text: str = "") -> bool:
+    """Every slot of the truth said in the prediction, and every entity label it names. A
+    slot kind the prediction's wording does not mark as such (``text``: "moved the cup to
+    the left" has no "moved to the left") is kept when each of its values is said anyway, or,
+    for a word of an opposite pair, when the prediction says the same pole ("vanished" for
+    "disappeared")."""
     for kind, values in truth.items():
         if kind.startswith("pole:"):
             continue
         if kind == "entity":
             if not set(values) <= set(predicted.get("entity", ())):
                 return False
-        elif predicted.get(kind) != values:
+        elif kind in predicted:
+            if predicted[kind] != values:
+                return False
+        elif not all(_said_anyway(v, predicted, text) for v in values):
             return False
     return True
+
+
+def _said_anyway(value: str, predicted: Claims, text: str) -> bool:
+    if re.search(rf"(?<![\w-]){_words(value)}(?![\w-])", text, re.I):
+        return True
+    poles = _poles(value)
+    return bool(poles) and all(pole in predicted.get(f"pole:{pair}", ()) for pair, pole in poles)
+
+
+def _words(value: str) -> str:
+    return r"\s+".join(map(re.escape, value.split()))
 
 
 def _value(kind: str, value: str) -> str:
