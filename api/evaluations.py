@@ -88,10 +88,11 @@ def release_evaluations(request: Request, pk: int) -> Response:
         paginator = PageNumberPagination()
         page = paginator.paginate_queryset(evaluations_of(release), request)
         return paginator.get_paginated_response(EvaluationSerializer(page, many=True).data)
+    data = request.data  # parsed here: the limit counts the file's bytes as they arrive
     if limit is not None and "file" in limit.refused:
         message = too_large_message(limit.refused["file"], at_least=True)
         return error_response("invalid", message, 400, {"file": [message]})
-    body = EvaluationCreateSerializer(data=request.data)
+    body = EvaluationCreateSerializer(data=data)
     body.is_valid(raise_exception=True)
     try:
         evaluation = evaluation_create(
