@@ -12,7 +12,10 @@ from pairdiff.release.circular import CIRCULAR_FILE
 from pairdiff.scoring.own_answers import jsonl, own_answer_lines
 from review.evaluations import release_rotations, release_truth
 from review.models import Evaluation, EvaluationStatus
-from tests.review.test_evaluations import _perfect, _post, release  # noqa: F401 (fixture)
+from tests.review.test_evaluations import _perfect, _post
+from tests.review.test_evaluations import release as built_release
+
+release = built_release  # the same fixture: a release of nine accepted pairs
 
 DEEP = ("[" * 100_000 + "]" * 100_000).encode() + b"\n"
 
