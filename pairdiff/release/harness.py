@@ -1,9 +1,11 @@
 """The release as the two evaluation harnesses researchers use read it (pure).
 
 - lmms-eval: ``lmms_eval/<task>/`` with one YAML per task (the questions, and grounding scored
-  with Grounded F1) over the release's Parquet shards, and ``utils.py``
-  (``pairdiff.release.lmms_utils``), which scores with ``pairdiff.scoring``. Run lmms-eval from
-  the release folder (the YAMLs name the shards by relative path), e.g.
+  with Grounded F1) over the release's Parquet shards, ``utils.py``
+  (``pairdiff.release.lmms_utils``) and ``diffmark_scoring/``, a copy of the pure modules of
+  Diffmark's scorer (``BUNDLE``, imports renamed), so the task scores with nothing but the
+  harness and numpy installed. Run lmms-eval from the release folder (the YAMLs name the
+  shards by relative path), e.g.
   ``lmms-eval --include_path lmms_eval/<task> --tasks <task>_questions``.
 - VLMEvalKit: ``vlmevalkit/diffmark_<project>_<release>_<split>.tsv`` for val and test, in its
   multiple-choice layout: ``index``, ``image`` (both images, base64, as a list — VLMEvalKit's
@@ -29,6 +31,23 @@ from pairdiff.release.hf import HF_SPLITS
 
 LETTERS = ("A", "B", "C", "D")
 EVAL_SPLITS = ("val", "test")
+# The pure modules the shipped lmms-eval scorer runs on (numpy and the standard library only),
+# by their path under pairdiff/; copied as diffmark_scoring/<path>.
+BUNDLE = (
+    "assignment.py",
+    "geometry.py",
+    "labels.py",
+    "matching.py",
+    "text.py",
+    "release/question_words.py",
+    "release/slots.py",
+    "scoring/change.py",
+    "scoring/grounded.py",
+    "scoring/letters.py",
+    "scoring/slotmatch.py",
+    "scoring/text.py",
+)
+_PAIRDIFF = Path(__file__).resolve().parent.parent
 
 
 def task_name(project_slug: str, release_name: str = "") -> str:
@@ -47,6 +66,7 @@ def lmms_eval_files(*, project_slug: str, splits: Mapping[str, Sequence[str]]) -
     name = task_name(project_slug)
     folder = f"lmms_eval/{name}"
     files = {f"{folder}/utils.py": Path(__file__).with_name("lmms_utils.py").read_bytes()}
+    files.update(scoring_bundle(f"{folder}/diffmark_scoring"))
     tasks = (
         ("questions", "questions", "doc_to_text_question", "process_question", "accuracy",
          "aggregate_accuracy", 16),
@@ -74,6 +94,9 @@ def lmms_eval_files(*, project_slug: str, splits: Mapping[str, Sequence[str]]) -
                 "  temperature: 0",
                 "  do_sample: false",
                 f"process_results: !function utils.{process}",
+                "lmms_eval_specific_kwargs:",
+                "  default:",
+                '    coords: "1000"',
                 "metric_list:",
                 f"  - metric: {metric}",
                 f"    aggregation: !function utils.{aggregate}",
@@ -84,6 +107,21 @@ def lmms_eval_files(*, project_slug: str, splits: Mapping[str, Sequence[str]]) -
             ]
         )
         files[f"{folder}/{name}_{task}.yaml"] = yaml.encode()
+    return files
+
+
+def scoring_bundle(folder: str) -> dict[str, bytes]:
+    """``BUNDLE`` as the package ``folder`` (its imports of ``pairdiff`` renamed to the
+    package's own name, empty ``__init__.py`` files): the shipped scorer's code is Diffmark's."""
+    package = PurePosixPath(folder).name
+    files = {}
+    for name in BUNDLE:
+        text = (_PAIRDIFF / name).read_text()
+        text = re.sub(r"^(\s*)(from|import) pairdiff\b", rf"\1\2 {package}", text, flags=re.M)
+        files[f"{folder}/{name}"] = text.encode()
+    for part in sorted({str(PurePosixPath(name).parent) for name in BUNDLE}):
+        init = f"{folder}/__init__.py" if part == "." else f"{folder}/{part}/__init__.py"
+        files[init] = b'"""A copy of the pure modules of Diffmark\'s scorer (see utils.py)."""\n'
     return files
 
 

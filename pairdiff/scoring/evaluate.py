@@ -17,13 +17,12 @@ from pairdiff.labels import Synonyms, label_normaliser
 from pairdiff.scoring.cocomap import side_map
 from pairdiff.scoring.grounded import grounded_scores
 from pairdiff.scoring.mcq import question_scores
+from pairdiff.scoring.change import space_of, truth_changes
 from pairdiff.scoring.predictions import (
     MAX_LINE_REASONS,
     TOLERANCE,
     Predictions,
     read_predictions,
-    space_of,
-    truth_changes,
 )
 from pairdiff.scoring.space import space_warning
 from pairdiff.scoring.text import TextScorer, for_records, scorer_json

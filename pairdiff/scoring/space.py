@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from pairdiff.geometry import Box, iou
-from pairdiff.scoring.predictions import Change, truth_changes
+from pairdiff.scoring.change import Change, truth_changes
 
 OTHER = {"1000": "pixel", "pixel": "1000"}
 MIN_BOXES = 5  # fewer boxes say too little

@@ -220,3 +220,62 @@ def test_the_vlmevalkit_tsv_holds_both_images_and_the_options(folder):
     assert {k: first[k] for k in "ABCD"} == question["options"]
     assert first["answer"] == question["answer"] and first["index"] == "0"
     assert io.BytesIO(base64.b64decode(images[1])).read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_shipped_lmms_eval_scorer_needs_only_numpy_and_gives_diffmark_s_numbers(
+    folder, tmp_path
+):
+    from pairdiff.scoring.evaluate import evaluate
+    from pairdiff.scoring.text import text_scorer
+
+    path, release, _ = folder
+    records, _ = release_truth(release)
+    answers = []
+    for i, r in enumerate(records):
+        changes = [dict(c) for c in r["changes"]]
+        if i % 3 == 1:  # a contradicted description
+            changes[0]["description"] = "The whole image became noisy."
+        if i % 3 == 2 and changes[0]["boxes_b"]:  # a box off by half its size
+            x1, y1, x2, y2 = changes[0]["boxes_b"][0]
+            changes[0]["boxes_b"] = [[x1 + (x2 - x1) // 2, y1, x2 + (x2 - x1) // 2, y2]]
+        answers.append(json.dumps({"changes": changes}))
+    lines = [json.dumps({"id": r["id"], "text": a, "task": "changes"}) for r, a in
+             zip(records, answers, strict=True)]  # fmt: skip
+    expected = evaluate(records=records, questions=[], data=("\n".join(lines) + "\n").encode(),
+                        coords="1000", scorer=text_scorer())["grounding"]  # fmt: skip
+    docs = [{**r, "changes": json.dumps(r["changes"])} for r in records]
+    (tmp_path / "docs.json").write_text(json.dumps({"docs": docs, "answers": answers}))
+    task = path / "lmms_eval" / "diffmark_cars"
+    got = _python(
+        f"""
+        import json, sys, warnings
+        class Blocked:  # nothing of Diffmark, nor what its scorer needs beyond numpy
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] in ("pairdiff", "scipy", "pycocotools", "imagecodecs",
+                                          "django", "pandas", "torch"):
+                    raise ImportError("blocked: " + name)
+        sys.meta_path.insert(0, Blocked())
+        sys.path.insert(0, {str(task)!r})
+        import utils
+        given = json.load(open({str(tmp_path / "docs.json")!r}))
+        items = []
+        for doc, answer in zip(given["docs"], given["answers"]):
+            utils.doc_to_text_grounding(doc, {{"coords": "1000"}})
+            items.append(utils.process_grounding(doc, [answer])["grounded_f1"])
+        scores = utils.grounding_scores(items)
+        # A model writing pixels ten times too large: every box outside [0, 1000], a warning.
+        far = [dict(item, text=json.dumps({{"changes": [{{"boxes_a": [[5000, 5000, 9000, 9000]],
+               "boxes_b": []}}]}})) for item in items]
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            utils.aggregate_grounded_f1(far)
+        print(json.dumps({{"scores": scores, "f1": utils.aggregate_grounded_f1(items),
+                          "warned": [str(w.message) for w in caught]}}))
+        """,
+        tmp_path,
+    )
+    keys = ("grounded_f1", "precision", "recall", "miou", "hallucination_rate", "true_positives")
+    assert {k: got["scores"][k] for k in keys} == {k: expected[k] for k in keys}
+    assert got["scores"]["by_category"] == expected["by_category"]
+    assert 0 < got["f1"] < 1 and got["f1"] == expected["grounded_f1"]
+    assert any("outside the frame" in w for w in got["warned"])
