@@ -13,7 +13,6 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-
 CONTEXT = {
     "@language": "en",
     "@vocab": "https://schema.org/",

@@ -14,10 +14,10 @@ from collections.abc import Mapping, Sequence
 from typing import BinaryIO
 
 from pairdiff.labels import Synonyms, label_normaliser
+from pairdiff.scoring.change import space_of, truth_changes
 from pairdiff.scoring.cocomap import side_map
 from pairdiff.scoring.grounded import grounded_scores
 from pairdiff.scoring.mcq import question_scores
-from pairdiff.scoring.change import space_of, truth_changes
 from pairdiff.scoring.predictions import (
     MAX_LINE_REASONS,
     TOLERANCE,

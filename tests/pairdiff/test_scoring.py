@@ -7,11 +7,11 @@ import pytest
 
 from pairdiff.geometry import Box
 from pairdiff.labels import label_normaliser
+from pairdiff.scoring.change import Change
 from pairdiff.scoring.cocomap import side_map
 from pairdiff.scoring.evaluate import evaluate
 from pairdiff.scoring.grounded import Tally, record_tally
 from pairdiff.scoring.own_answers import jsonl, own_answer_lines
-from pairdiff.scoring.change import Change
 from pairdiff.scoring.text import text_scorer
 from tests.pairdiff import scoring_data
 
