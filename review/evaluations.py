@@ -7,7 +7,7 @@ import io
 import json
 import logging
 import uuid
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 from django.conf import settings
 from django.core.files import File
@@ -203,7 +203,7 @@ def evaluation_run(evaluation_id: int) -> Evaluation:
         with default_storage.open(evaluation.predictions, "rb") as handle:
             result = evaluation_score(  # line by line: memory holds one line, not the file
                 release=evaluation.release,
-                data=handle,
+                data=cast("BinaryIO", handle),  # a File: readline() as a binary file has
                 coords=evaluation.coords,
                 text_metric=evaluation.text_metric,
             )

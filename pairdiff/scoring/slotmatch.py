@@ -54,7 +54,7 @@ def claims(text: str, labels: frozenset[str] = frozenset()) -> Claims:
         found.setdefault(f"pole:{pair}", []).append(pole)
     mentioned = _labels_in(text, labels)
     if mentioned:
-        found["entity"] = mentioned
+        found["entity"] = list(mentioned)
     return {kind: tuple(values) for kind, values in found.items()}
 
 
