@@ -18,7 +18,7 @@ from pairdiff.release.splits import SplitPlan
 from review.evaluations import release_truth
 from review.models import ReleaseStatus
 from review.releases import release_build, release_register
-from tests.factories import make_accepted
+from tests.factories import answer, make_accepted
 from tests.review.test_releases import _bodies
 
 
@@ -279,3 +279,23 @@ def test_the_shipped_lmms_eval_scorer_needs_only_numpy_and_gives_diffmark_s_numb
     assert got["scores"]["by_category"] == expected["by_category"]
     assert 0 < got["f1"] < 1 and got["f1"] == expected["grounded_f1"]
     assert any("outside the frame" in w for w in got["warned"])
+
+
+def test_a_release_builds_when_side_a_is_absent_in_every_answer(project, annotator_1, annotator_2):
+    # Issue #24 item 4: boxes_a empty in every record failed the build with KeyError 'empty'.
+    bodies = [
+        answer(category="object", description=f"A cup was added on shelf {i}.", entity_a="",
+               entity_b="cup", boxes_a=[], boxes_b=[[0, 0, 60, 50]])
+        for i in range(6)
+    ]  # fmt: skip
+    make_accepted(project, [annotator_1, annotator_2], bodies)
+    plan = SplitPlan(seed=1, val_fraction=0.2, test_fraction=0.2)
+    release = release_build(release_register(project=project, name="v1", plan=plan).pk)
+    assert release.status == ReleaseStatus.READY, release.message
+    shard = next(n for n in release.manifest["files"] if n.startswith("data/benchmark/"))
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(settings.MEDIA_ROOT / release.prefix / shard)
+    kind = table.schema.field("boxes_a").type  # a list of boxes, as when some are drawn
+    assert str(kind.value_type.value_type) == "double"
+    assert all(v == [] for v in table.column("boxes_a").to_pylist())
