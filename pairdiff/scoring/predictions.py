@@ -289,7 +289,10 @@ class _LineReader:
             raise _Unreadable(f"change {index}, side {side}: {exc}") from None
 
     def _text_changes(self, text: str, record: Mapping) -> list[Change]:
-        result = parse_answer(text, _THOUSAND, _THOUSAND, self.categories)
+        try:
+            result = parse_answer(text, _THOUSAND, _THOUSAND, self.categories)
+        except RecursionError:  # JSON inside the text nested past what the parser can walk
+            raise _Unreadable("the answer's JSON is nested too deeply to read") from None
         if not result.changes and NO_VISIBLE_CHANGE not in result.flags:
             raise _Unreadable(f"the answer parser found no change: {result.error or 'no reason'}")
         scale = [(1.0, 1.0), (1.0, 1.0)]

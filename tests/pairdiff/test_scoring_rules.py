@@ -212,6 +212,15 @@ def test_a_line_nested_100k_deep_is_one_unparseable_line():
         _score(deep, records)
 
 
+def test_a_raw_answer_nesting_json_100k_deep_is_one_unparseable_line():
+    records = _records()
+    deep = json.dumps({"id": "r1", "text": '{"changes": ' + "[" * 100_000 + "]" * 100_000 + "}"})
+    result = _score(jsonl(own_answer_lines(records, [])[1:]) + deep.encode() + b"\n", records)
+    assert result["unparseable"]["lines"] == [
+        {"line": len(records), "reason": "the answer's JSON is nested too deeply to read"}
+    ]
+
+
 def test_an_over_long_line_is_unparseable_and_never_held(monkeypatch):
     from pairdiff.scoring import lines as line_module
 
