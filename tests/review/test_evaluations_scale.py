@@ -98,3 +98,34 @@ def test_the_result_says_when_mincu_s_rule_is_not_computable(release, tmp_path, 
     call_command("evaluate", "--release", str(release.pk), "--predictions", str(path))
     mincu = json.loads(capsys.readouterr().out)["grounding"]["mincu"]
     assert mincu["computable"] is False and "DIFFMARK_BERTSCORE_MODEL" in mincu["why"]
+
+
+def test_the_built_release_s_own_hard_negatives_score_zero_through_the_command(
+    release, tmp_path, capsys
+):
+    from pairdiff.release.questions import NO_DIFFERENCE
+    from pairdiff.text import description_words
+
+    records, questions = release_truth(release)
+    truth = {q["pair_id"]: q["options"][q["answer"]] for q in questions}
+
+    def false(sentence: str, pair_id: int) -> bool:
+        # A template shortening the truth ("The cup was added." for "A cup was added on the
+        # table.") is made of its words only and claims nothing false: not a negative here.
+        shortening = set(description_words(sentence)) <= set(description_words(truth[pair_id]))
+        return sentence != NO_DIFFERENCE and not shortening
+
+    negatives = {
+        q["pair_id"]: [v for k, v in q["options"].items()
+                       if k != q["answer"] and false(v, q["pair_id"])]
+        for q in questions
+    }  # fmt: skip
+    lines = own_answer_lines(records, [])
+    for record, line in zip(records, lines, strict=True):
+        line["changes"][0]["description"] = negatives[record["pair_id"]][0]
+    path = tmp_path / "p.jsonl"
+    path.write_bytes(jsonl(lines))
+    call_command("evaluate", "--release", str(release.pk), "--predictions", str(path))
+    g = json.loads(capsys.readouterr().out)["grounding"]
+    assert g["records"] == len(records) and g["true_positives"] == 0
+    assert g["grounded_f1"] == 0.0 and g["miou"] == 1.0  # boxes perfect, descriptions false
