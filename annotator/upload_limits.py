@@ -21,12 +21,20 @@ IMAGE_FIELDS = ("image_a", "image_b")
 
 
 class ImageSizeLimit(FileUploadHandler):
-    """First in the handler chain: a file in IMAGE_FIELDS over the limit is skipped (its bytes
-    are read and dropped chunk by chunk), and ``refused`` keeps the bytes seen so far."""
+    """First in the handler chain: a file in ``fields`` (IMAGE_FIELDS) over the limit is
+    skipped (its bytes are read and dropped chunk by chunk), and ``refused`` keeps the bytes
+    seen so far."""
 
-    def __init__(self, request: HttpRequest | None = None, *, max_bytes: int) -> None:
+    def __init__(
+        self,
+        request: HttpRequest | None = None,
+        *,
+        max_bytes: int,
+        fields: tuple[str, ...] = IMAGE_FIELDS,
+    ) -> None:
         super().__init__(request)
         self.max_bytes = max_bytes
+        self.fields = fields
         self.refused: dict[str, int] = {}
         self._received = 0
 
@@ -36,7 +44,7 @@ class ImageSizeLimit(FileUploadHandler):
 
     def receive_data_chunk(self, raw_data: bytes, start: int) -> bytes:
         self._received += len(raw_data)
-        if self.field_name in IMAGE_FIELDS and self._received > self.max_bytes:
+        if self.field_name in self.fields and self._received > self.max_bytes:
             self.refused[self.field_name] = self._received
             raise SkipFile()
         return raw_data  # the next handler (memory or temporary file) keeps it
@@ -48,7 +56,14 @@ class ImageSizeLimit(FileUploadHandler):
 def image_size_limit(request: HttpRequest) -> ImageSizeLimit:
     """Put the limit in front of the request's upload handlers; call before the body is read
     (a view under csrf_exempt, which checks CSRF itself afterwards)."""
-    limit = ImageSizeLimit(request, max_bytes=image_limits().max_bytes)
+    return upload_size_limit(request, max_bytes=image_limits().max_bytes, fields=IMAGE_FIELDS)
+
+
+def upload_size_limit(
+    request: HttpRequest, *, max_bytes: int, fields: tuple[str, ...]
+) -> ImageSizeLimit:
+    """``image_size_limit`` for the files of other ``fields`` and another limit."""
+    limit = ImageSizeLimit(request, max_bytes=max_bytes, fields=fields)
     if not hasattr(request, "_files"):  # not parsed yet (else too late: the size check below)
         # A list until the body is parsed (Django then freezes it into an ImmutableList).
         cast("list[FileUploadHandler]", request.upload_handlers).insert(0, limit)

@@ -9,6 +9,7 @@ from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from annotator.upload_limits import upload_size_limit
 from api.annotate import ERRORS
 from api.errors import error_response
 from api.pagination import PAGE, paginated
@@ -16,7 +17,13 @@ from api.pairs import JobStartedSerializer, job_started
 from api.parsers import FormParser, MultiPartParser
 from pairdiff.scoring.predictions import COORDS
 from pairdiff.scoring.text import DEFAULT, THRESHOLDS
-from review.evaluations import EvaluationRefused, evaluation_create, evaluations_of
+from review.evaluations import (
+    MAX_PREDICTIONS_BYTES,
+    EvaluationRefused,
+    evaluation_create,
+    evaluations_of,
+    too_large_message,
+)
 from review.models import Evaluation
 from review.selectors import release_visible
 
@@ -67,7 +74,13 @@ class EvaluationStartedSerializer(JobStartedSerializer):
 @parser_classes([MultiPartParser, FormParser])
 def release_evaluations(request: Request, pk: int) -> Response:
     """The release's evaluations, best first (the leaderboard), or score a predictions file
-    → 202 {job, evaluation}; poll /api/v1/jobs/{id}/."""
+    → 202 {job, evaluation}; poll /api/v1/jobs/{id}/. The file streams to disk with its size
+    checked as it arrives; it is scored by a job, never inside this request."""
+    limit = None
+    if request.method == "POST":
+        limit = upload_size_limit(
+            request._request, max_bytes=MAX_PREDICTIONS_BYTES, fields=("file",)
+        )
     release = release_visible(request.user, pk)
     if release is None:
         return error_response("not_found", "no such release", 404)
@@ -75,7 +88,11 @@ def release_evaluations(request: Request, pk: int) -> Response:
         paginator = PageNumberPagination()
         page = paginator.paginate_queryset(evaluations_of(release), request)
         return paginator.get_paginated_response(EvaluationSerializer(page, many=True).data)
-    body = EvaluationCreateSerializer(data=request.data)
+    data = request.data  # parsed here: the limit counts the file's bytes as they arrive
+    if limit is not None and "file" in limit.refused:
+        message = too_large_message(limit.refused["file"], at_least=True)
+        return error_response("invalid", message, 400, {"file": [message]})
+    body = EvaluationCreateSerializer(data=data)
     body.is_valid(raise_exception=True)
     try:
         evaluation = evaluation_create(
@@ -83,7 +100,7 @@ def release_evaluations(request: Request, pk: int) -> Response:
             model_name=body.validated_data["model"],
             coords=body.validated_data["coords"],
             text_metric=body.validated_data["text_metric"],
-            data=body.validated_data["file"].read(),
+            data=body.validated_data["file"],
             user=request.user,
         )
     except EvaluationRefused as exc:

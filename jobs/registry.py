@@ -61,11 +61,13 @@ def task_for(kind: str) -> Task:
         raise UnknownWork(f"no task registered for {kind!r}") from None
 
 
-def work_enqueue_on_commit(kind: str, *args: Any) -> None:
+def work_enqueue_on_commit(kind: str, *args: Any, after_response: bool = False) -> None:
     """Send the task of ``kind`` with ``args`` once the current transaction commits. Work
     without a Job row (``Work``: a cross-check, a gold score) is what nobody waits for: without
-    a broker it runs after the request's response is sent (config.after_response)."""
-    enqueue_on_commit(task_for(kind), *args, after_response=str(kind) in Work.values)
+    a broker it runs after the request's response is sent (config.after_response), as does
+    a job's work when ``after_response`` (the client polls the job instead of waiting)."""
+    after = after_response or str(kind) in Work.values
+    enqueue_on_commit(task_for(kind), *args, after_response=after)
 
 
 def job_task(job: Any) -> tuple[Task, tuple] | None:

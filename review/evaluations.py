@@ -3,12 +3,14 @@ process, the REST endpoint queues a job; both call ``evaluation_score``."""
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import uuid
+from typing import BinaryIO, cast
 
 from django.conf import settings
-from django.core.files.base import ContentFile
+from django.core.files import File
 from django.core.files.storage import Storage, default_storage
 from django.db import transaction
 from django.db.models import F, QuerySet
@@ -17,9 +19,17 @@ from django.utils import timezone
 from jobs.lifecycle import job_claim, job_create, job_finish, job_start
 from jobs.models import JobKind, JobStatus
 from jobs.registry import work_enqueue_on_commit
+from pairdiff import strictjson
+from pairdiff.release.circular import CIRCULAR_FILE
 from pairdiff.scoring.evaluate import evaluate
 from pairdiff.scoring.predictions import COORDS, PredictionsRefused
-from pairdiff.scoring.text import DEFAULT, TextScorer, TextScorerUnavailable, text_scorer
+from pairdiff.scoring.text import (
+    DEFAULT,
+    MINCU,
+    TextScorer,
+    TextScorerUnavailable,
+    text_scorer,
+)
 from review.models import Evaluation, EvaluationStatus, Release, ReleaseStatus
 
 log = logging.getLogger(__name__)
@@ -46,49 +56,85 @@ def evaluation_scorer(name: str = DEFAULT) -> TextScorer:
         raise EvaluationRefused(str(exc), field="text_metric") from exc
 
 
+def mincu_scorer() -> tuple[TextScorer | None, str]:
+    """MinCU's rule (BERTScore ≥ 0.85) when a local model is configured, else why not."""
+    if not settings.DIFFMARK_BERTSCORE_MODEL:
+        return None, (
+            "no local BERTScore model is configured (DIFFMARK_BERTSCORE_MODEL, a model folder; "
+            "Diffmark never downloads one)"
+        )
+    try:
+        return evaluation_scorer(MINCU), ""
+    except EvaluationRefused as exc:
+        return None, str(exc)
+
+
 def release_truth(release: Release, *, storage: Storage | None = None) -> tuple[list, list]:
     """The release's benchmark records (in order) and its questions, as the files hold them."""
-    storage = storage or default_storage
     records = [r.data for r in release.records.order_by("position").only("data")]
-    questions = []
-    if "questions.jsonl" in (release.manifest or {}).get("files", {}):
-        with storage.open(f"{release.prefix}/questions.jsonl", "rb") as handle:
-            questions = [json.loads(line) for line in handle.read().splitlines() if line.strip()]
-    return records, questions
+    return records, _jsonl_file(release, "questions.jsonl", storage)
+
+
+def release_rotations(release: Release, *, storage: Storage | None = None) -> list[dict]:
+    """The rotated variants of the release's questions (none for a release built before
+    circular evaluation)."""
+    return _jsonl_file(release, CIRCULAR_FILE, storage)
+
+
+def _jsonl_file(release: Release, name: str, storage: Storage | None) -> list[dict]:
+    if name not in (release.manifest or {}).get("files", {}):
+        return []
+    with (storage or default_storage).open(f"{release.prefix}/{name}", "rb") as handle:
+        return [json.loads(line) for line in handle.read().splitlines() if line.strip()]
 
 
 def evaluation_score(
-    *, release: Release, data: bytes, coords: str, text_metric: str = DEFAULT
+    *, release: Release, data: bytes | BinaryIO, coords: str, text_metric: str = DEFAULT
 ) -> dict:
-    """Every metric of ``data`` (a predictions JSONL) against ``release``; EvaluationRefused
-    when the release is not ready or the file cannot be scored as declared."""
+    """Every metric of ``data`` (a predictions JSONL: its bytes, or a binary file read line by
+    line) against ``release``; EvaluationRefused when the release is not ready or the file
+    cannot be scored as declared."""
     if release.status != ReleaseStatus.READY:
         raise EvaluationRefused(f"release {release.name} is not ready", field="release")
     if coords not in COORDS:
         raise EvaluationRefused(f"coords must be one of {', '.join(COORDS)}", field="coords")
     scorer = evaluation_scorer(text_metric)
+    mincu, unavailable = mincu_scorer()
     records, questions = release_truth(release)
     try:
         result = evaluate(
             records=records,
             questions=questions,
+            rotations=release_rotations(release),
             data=data,
             coords=coords,
             scorer=scorer,
             synonyms=release.project.entity_synonyms or None,
+            mincu=mincu,
+            mincu_unavailable=unavailable,
         )
     except PredictionsRefused as exc:
+        raise EvaluationRefused(str(exc), field="file") from exc
+    except strictjson.JSONRejected as exc:  # never: lines are read apart; kept as a 4xx
         raise EvaluationRefused(str(exc), field="file") from exc
     release_json = {"id": release.pk, "name": release.name, "version": release.version}
     return {"release": release_json | {"project": release.project.slug}, **result}
 
 
 def evaluation_create(
-    *, release: Release, model_name: str, coords: str, text_metric: str, data: bytes, user=None
+    *,
+    release: Release,
+    model_name: str,
+    coords: str,
+    text_metric: str,
+    data: bytes | File,
+    user=None,
 ) -> Evaluation:
-    """Keep the uploaded predictions and queue their scoring (a job of kind evaluate).
-    Refuses at once what would only fail later: a release not ready, a blank model name, an
-    unknown space or text metric, an empty or oversized file."""
+    """Keep the uploaded predictions (``data``: bytes, or an uploaded file, copied to storage
+    in chunks, never read whole) and queue their scoring (a job of kind evaluate, run after
+    the response without a broker). Refuses at once what would only fail later: a release
+    not ready, a blank model name, an unknown space or text metric, an empty or oversized
+    file."""
     model_name = (model_name or "").strip()
     if not model_name or len(model_name) > 100:
         raise EvaluationRefused("name the model in 1 to 100 characters", field="model")
@@ -97,15 +143,13 @@ def evaluation_create(
     if coords not in COORDS:
         raise EvaluationRefused(f"coords must be one of {', '.join(COORDS)}", field="coords")
     evaluation_scorer(text_metric)
-    if not data.strip():
+    upload = File(io.BytesIO(data), name="predictions.jsonl") if isinstance(data, bytes) else data
+    if (upload.size or 0) > MAX_PREDICTIONS_BYTES:
+        raise EvaluationRefused(too_large_message(upload.size or 0), field="file")
+    if _blank(upload):
         raise EvaluationRefused("the predictions file is empty", field="file")
-    if len(data) > MAX_PREDICTIONS_BYTES:
-        raise EvaluationRefused(
-            f"the predictions file is larger than {MAX_PREDICTIONS_BYTES // 2**20} MB",
-            field="file",
-        )
     name = f"evaluations/{release.project.slug}/{release.pk}/{uuid.uuid4().hex}.jsonl"
-    stored = default_storage.save(name, ContentFile(data))
+    stored = default_storage.save(name, upload)
     with transaction.atomic():
         job = job_create(kind=JobKind.EVALUATE, project=release.project, user=user)
         evaluation = Evaluation.objects.create(
@@ -123,8 +167,27 @@ def evaluation_create(
     return evaluation
 
 
+def too_large_message(size: int, *, at_least: bool = False) -> str:
+    shown = f"{'at least ' if at_least else ''}{size / 2**20:.1f} MB"
+    return (
+        f"the predictions file is {shown}, larger than the limit of "
+        f"{MAX_PREDICTIONS_BYTES // 2**20} MB"
+    )
+
+
+def _blank(upload: File) -> bool:
+    """Whether the file holds nothing but whitespace (read in chunks, stopping at the first
+    other byte)."""
+    upload.seek(0)
+    try:
+        return all(not chunk.strip() for chunk in upload.chunks())
+    finally:
+        upload.seek(0)
+
+
 def _enqueue(evaluation: Evaluation) -> None:
-    work_enqueue_on_commit(JobKind.EVALUATE, evaluation.pk)
+    # Scoring a large file takes a while: without a broker it runs once the response is sent.
+    work_enqueue_on_commit(JobKind.EVALUATE, evaluation.pk, after_response=True)
 
 
 def evaluation_run(evaluation_id: int) -> Evaluation:
@@ -138,13 +201,12 @@ def evaluation_run(evaluation_id: int) -> Evaluation:
         job_start(job, total=1)
     try:
         with default_storage.open(evaluation.predictions, "rb") as handle:
-            data = handle.read()
-        result = evaluation_score(
-            release=evaluation.release,
-            data=data,
-            coords=evaluation.coords,
-            text_metric=evaluation.text_metric,
-        )
+            result = evaluation_score(  # line by line: memory holds one line, not the file
+                release=evaluation.release,
+                data=cast("BinaryIO", handle),  # a File: readline() as a binary file has
+                coords=evaluation.coords,
+                text_metric=evaluation.text_metric,
+            )
     except EvaluationRefused as exc:
         return _finish(evaluation, status=EvaluationStatus.FAILED, message=str(exc))
     except Exception as exc:

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from pairdiff.release.splits import DIFFICULTIES
+from pairdiff.scoring.text import rule_label
 from review.models import Evaluation, EvaluationStatus
 
 CHART_MODELS = 5  # the best few are compared in the charts; the table lists every one
@@ -22,12 +23,14 @@ class Row:
 
 @dataclass
 class Scope:
-    """Evaluations scored on the same splits: only those compare (a file answering the test
-    split alone is not ranked against one answering train and test). ``splits`` is "" for the
-    evaluations not scored (yet)."""
+    """Evaluations scored on the same splits by the same description rule: only those compare
+    (a file answering the test split alone is not ranked against one answering train and test;
+    a Grounded F1 by word overlap not against one by slots or BERTScore). ``splits`` and
+    ``rule`` are "" for the evaluations not scored (yet)."""
 
     splits: str
     rows: list[Row]
+    rule: str = ""
 
 
 @dataclass
@@ -46,24 +49,34 @@ class Board:
     charts: list[Chart]
     text_metrics: list[str]
     circular: bool  # some evaluation has circular accuracy (the release ships rotations)
+    swapped: bool = False  # some evaluation has an order-swap score
+    mincu_missing: str = ""  # why MinCU's rule could not be computed, when it could not
+
+    @property
+    def columns(self) -> int:
+        """The table's columns: rank, model, eight figures, and the optional ones."""
+        return 9 + self.circular + self.swapped
 
 
 def leaderboard(evaluations: Iterable[Evaluation], categories: list[Mapping]) -> Board:
     """Scored evaluations ranked within their scope (the splits scored; best Grounded F1 first,
     as ``evaluations_of`` orders them), the scope with most evaluations first, those not scored
     last; charts of the best CHART_MODELS of that first scope."""
-    scopes: dict[str, list[Row]] = {}
+    scopes: dict[tuple[str, str], list[Row]] = {}
     waiting = []
     count = 0
     for evaluation in evaluations:
         count += 1
         if evaluation.status == EvaluationStatus.READY and evaluation.result:
             figures = _figures(evaluation.result)
-            rows = scopes.setdefault(figures["splits"], [])
+            rows = scopes.setdefault((figures["rule"], figures["splits"]), [])
             rows.append(Row(len(rows) + 1, evaluation, figures))
         else:
             waiting.append(Row(None, evaluation))
-    ordered = [Scope(k, v) for k, v in sorted(scopes.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
+    ordered = [
+        Scope(splits=k[1], rows=v, rule=k[0])
+        for k, v in sorted(scopes.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    ]
     charted = ordered[0].rows[:CHART_MODELS] if ordered else []
     for colour, row in enumerate(charted, start=1):
         row.colour = colour
@@ -84,14 +97,8 @@ def leaderboard(evaluations: Iterable[Evaluation], categories: list[Mapping]) ->
                "Question accuracy per difficulty", "the difficulty of the question's pair"),
     ]  # fmt: skip
     scored = [row for scope in ordered for row in scope.rows]
-    metrics = sorted(
-        {
-            f"{r.evaluation.result['text_metric']['name']} ≥ "
-            f"{r.evaluation.result['text_metric']['threshold']}"
-            for r in scored
-            if r.evaluation.result  # always, for a scored row
-        }
-    )
+    metrics = sorted({r.figures["rule"] for r in scored})
+    missing = [r.figures["mincu_missing"] for r in scored if r.figures["mincu_missing"]]
     return Board(
         scopes=ordered + ([Scope("", waiting)] if waiting else []),
         count=count,
@@ -100,13 +107,24 @@ def leaderboard(evaluations: Iterable[Evaluation], categories: list[Mapping]) ->
         charts=[c for c in charts if c.groups],
         text_metrics=metrics,
         circular=any(r.figures.get("circular_accuracy") is not None for r in scored),
+        swapped=any(r.figures.get("swap_drop") is not None for r in scored),
+        mincu_missing=missing[0] if missing else "",
     )
 
 
 def _figures(result: Mapping) -> dict:
     g = result.get("grounding") or {}
     q = result.get("questions") or {}
+    mincu = g.get("mincu") or {}
+    swap = result.get("order_swap") or {}
+    drop = (swap.get("grounding") or {}).get("drop")
+    if drop is None:
+        drop = (swap.get("questions") or {}).get("drop")
     return {
+        "rule": rule_label(result["text_metric"]),
+        "mincu_f1": mincu.get("grounded_f1") if mincu.get("computable") else None,
+        "mincu_missing": "" if not g or mincu.get("computable") else mincu.get("why", ""),
+        "swap_drop": drop,
         "grounded_f1": g.get("grounded_f1"),
         "miou": g.get("miou"),
         "map": (g.get("map") or {}).get("mean"),

@@ -104,20 +104,12 @@ class BuildWorkers:
             _inherited.clear()
             gc.unfreeze()
 
-    def shards(
-        self, records: Sequence[Mapping], meta: Mapping, checksums: Mapping[str, str]
-    ) -> Future:
-        """The ``images`` config's shards of the records (``publish.research_images``)
-        written by a worker: a future of their size and sha256 by name. ``checksums``: the
-        images' sha256 by name in the release."""
-        paths = [{side: r.get(side) for side in IMAGE_COLUMNS} for r in records]
-        return self._images(paths, [], meta, checksums)
-
     def tsvs(
         self, questions: Sequence[Mapping], meta: Mapping, checksums: Mapping[str, str]
     ) -> list[Future]:
-        """The VLMEvalKit TSVs of the questions, one per split (both workers make one), as
-        ``shards``."""
+        """The VLMEvalKit TSVs of the questions, one per split (both workers make one), written
+        by the workers: futures of their size and sha256 by name. ``checksums``: the images'
+        sha256 by name in the release."""
         by_split = {
             split: [q for q in questions if q.get("split", "train") == split]
             for split in EVAL_SPLITS
@@ -260,7 +252,7 @@ def _images_all(
 ) -> dict[str, tuple[int, str]]:
     """In a worker: the files holding images, read from the originals (the release's copies
     are links to the same files), written below the release's folder."""
-    with _timed(f"{len(rows['benchmark'])} records' images, {len(rows['questions'])} questions"):
+    with _timed(f"TSV of {len(rows['questions'])} questions"):
         return _images_each(rows, meta, checksums)
 
 

@@ -351,10 +351,8 @@ def _write_files(
     labelstudio: list[Callable[[], Mapping[str, bytes]]] = []  # and the Label Studio files
 
     def records_made(records: list[dict]) -> None:
-        if workers:  # half the derived negatives, and the images config's shards (which
-            # need the records only), are made from now on
+        if workers:  # half the derived negatives and the Label Studio files are made from now on
             workers.negatives(records, verified=verified, edited=edited, derived=derived)
-            imaged.append(workers.shards(records, meta_json, sums))
             labelstudio.append(workers.labelstudio(records, meta))
 
     meta_json = meta.as_json()

@@ -12,12 +12,21 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
+from annotator.upload_limits import ImageSizeLimit, upload_size_limit
+from pairdiff.scoring.text import DEFAULT
 from projects import access
 from projects.models import Project
 from review import release_display
-from review.evaluations import EvaluationRefused, evaluation_create, evaluations_of
+from review.evaluations import (
+    MAX_PREDICTIONS_BYTES,
+    EvaluationRefused,
+    evaluation_create,
+    evaluations_of,
+    too_large_message,
+)
 from review.forms import EvaluationForm, ReleaseForm
 from review.leaderboard import leaderboard
 from review.models import EvaluationStatus, Release, ReleaseStatus
@@ -147,15 +156,27 @@ def _tell_scored(request: HttpRequest, evaluation) -> None:
         messages.success(request, f"{name} is being scored; it joins the leaderboard when done.")
 
 
+@csrf_exempt  # the CSRF check reads the body: it runs below, once the size limit is in place
 @require_POST
 @login_required
 def release_evaluate(request: HttpRequest, pk: int) -> HttpResponse:
     """Score uploaded predictions against the release (researchers and leads); the result
-    joins the leaderboard when its job is done."""
+    joins the leaderboard when its job is done. The file streams to disk, its size checked
+    as it arrives."""
+    limit = upload_size_limit(request, max_bytes=MAX_PREDICTIONS_BYTES, fields=("file",))
+    return _release_evaluate(request, pk, limit)
+
+
+@csrf_protect
+def _release_evaluate(request: HttpRequest, pk: int, limit: ImageSizeLimit) -> HttpResponse:
     found = release_visible(request.user, pk)
     if found is None:
         raise Http404("no such release")
     form = EvaluationForm(request.POST, request.FILES)
+    if "file" in limit.refused:
+        too_large = too_large_message(limit.refused["file"], at_least=True)
+        messages.error(request, f"Not scored: {too_large}.")
+        return redirect(f"{reverse('review:release', args=[found.pk])}#leaderboard-h")
     if not form.is_valid():
         messages.error(request, "Give the model a name and choose a predictions file.")
         return redirect(f"{reverse('review:release', args=[found.pk])}#leaderboard-h")
@@ -164,8 +185,8 @@ def release_evaluate(request: HttpRequest, pk: int) -> HttpResponse:
             release=found,
             model_name=form.cleaned_data["model"],
             coords=form.cleaned_data["coords"],
-            text_metric="words",
-            data=form.cleaned_data["file"].read(),
+            text_metric=DEFAULT,
+            data=form.cleaned_data["file"],
             user=request.user,
         )
     except EvaluationRefused as exc:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pairdiff.labels import normalise_label
 from pairdiff.labelstudio_export import labelstudio_files
 from pairdiff.release.card import agreement_stats, dataset_card, release_counts
+from pairdiff.release.circular import CIRCULAR_FILE, circular_rows
 from pairdiff.release.coco import coco_side
 from pairdiff.release.hf import config_rows
 from pairdiff.release.options import ReleaseOptions, strict_filter
@@ -126,6 +127,8 @@ def release_files(
         "training.jsonl": _jsonl(training.rows),
         VOCABULARY_FILE: _json(vocabulary()),
         "questions.jsonl": _jsonl(questions.rows),
+        # Rotated option orders for circular evaluation: a step over the final questions.
+        CIRCULAR_FILE: _jsonl(circular_rows(questions.rows)),
         **(
             labelstudio()
             if labelstudio is not None

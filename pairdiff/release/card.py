@@ -169,20 +169,22 @@ def dataset_card(
         "in MinCU's 16-token vocabulary (`vocabulary.json`)",
         "- `vocabulary.json` — the 16 added tokens and the target format",
         "- `questions.jsonl` — four-option questions with hard negatives and “no difference”",
+        "- `questions_circular.jsonl` — every question again with its options rotated (ids "
+        "`<question id>@c<shift>`, `rotation_of` names the question), for circular accuracy "
+        "(MMBench's CircularEval): a question counts only when all its orders are right",
         "- `label_studio.json` — the pairs as Label Studio tasks with their boxes, and "
         "`label_config.xml`, the labelling config that reads them",
         "- `data/<config>/<split>-*.parquet` — Hugging Face configs benchmark, questions and "
         "training (declared in this card's header), boxes in [0,1000] and pixels: "
-        '`datasets.load_dataset(<folder>, "questions")`. Each image is stored once, in the '
-        "`images` config (`sha256`, `image`); the other configs name both images by "
-        "`image_a_path`/`image_b_path` (files in `images/`) and `image_a_sha256`/"
-        "`image_b_sha256` (the `images` key). To get them as images: "
-        '`ds.map(lambda r: {"image_a": f"{folder}/{r[\'image_a_path\']}"})'
-        '.cast_column("image_a", datasets.Image())`, or look the sha256 up in '
-        '`datasets.load_dataset(<folder>, "images", split="train")`',
+        '`datasets.load_dataset(<folder>, "questions", split="test")[0]["image_a"]` is a '
+        "picture. The benchmark and questions rows carry both images as Image columns "
+        "(`image_a`, `image_b`: the original bytes) beside their paths (`image_a_path`, "
+        "`image_b_path`, files in `images/`); training rows name them by path",
         "- `croissant.json` — ML Croissant metadata (`mlcroissant.Dataset(jsonld=...)`)",
         "- `lmms_eval/` — an lmms-eval task (questions, and grounding scored by Grounded F1); "
-        "`vlmevalkit/` — the val and test questions as VLMEvalKit multiple-choice TSVs",
+        "`vlmevalkit/` — the val and test questions as VLMEvalKit multiple-choice TSVs "
+        "(`diffmark_<project>_<release>_<split>.tsv`), each image sent as PNG so that the "
+        "pixels VLMEvalKit's loader writes are the original's",
         "- `images/` — the original files, byte for byte",
         "- `manifest.json` — sizes and sha256 of every file",
         "",

@@ -13,8 +13,6 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from pairdiff.release.hf import IMAGES
-
 CONTEXT = {
     "@language": "en",
     "@vocab": "https://schema.org/",
@@ -115,9 +113,6 @@ def croissant(
             "description": f"the {config} rows (one Hugging Face config)",
             "field": [_field(config, fileset, column, kind) for column, kind in kinds.items()],
         }
-        if config == IMAGES:
-            record_set["key"] = {"@id": f"{IMAGES}/sha256"}
-            record_set["description"] = "every image of the release once, by its sha256"
         record_sets.append(record_set)
     return {
         "@context": CONTEXT,
@@ -156,7 +151,6 @@ def _field(config: str, fileset: str, column: str, kind: str) -> dict:
         field["description"] = "JSON text" if kind == "json" else "list of boxes"
     if kind == "numbers":
         field["repeated"] = True
-    if column in ("image_a_sha256", "image_b_sha256"):
-        field["references"] = {"field": {"@id": f"{IMAGES}/sha256"}}
-        field["description"] = "the image's key in the images record set"
+    if kind == "image":
+        field["description"] = "the picture: its original bytes, as in images/"
     return field

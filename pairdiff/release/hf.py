@@ -3,15 +3,17 @@
 One config per file kind — ``benchmark`` (benchmark records), ``questions`` (questions.jsonl)
 and ``training`` (training.jsonl) — in ``data/<config>/<split>-00000-of-00001.parquet``, declared
 in the dataset card's YAML header (``hf_yaml``), so ``datasets.load_dataset(<folder>, "questions")``
-or ``load_dataset("parquet", data_dir=<folder>/data/benchmark)`` read them. Images are stored
-once, in the ``images`` config (split ``train``): one row per distinct image, ``sha256`` and
-``image`` (an Image column with the original bytes, never re-encoded, and a path in the
-release). The other configs reference them: ``image_a_path``/``image_b_path`` (the files in
-``images/``) and ``image_a_sha256``/``image_b_sha256`` (the key of the ``images`` config) —
-three configs embedding both images each tripled the release's size. Boxes come in [0, 1000]
-(``boxes_a``) and pixels (``boxes_a_px``). Columns follow the rows' fields: a field whose values
-are all text, numbers, booleans, lists of numbers or lists of boxes gets that type; anything else
-(nested objects, mixed types) is stored as JSON text, so new fields never break a build.
+or ``load_dataset("parquet", data_dir=<folder>/data/benchmark)`` read them. The ``benchmark``
+and ``questions`` rows carry both images: ``image_a``/``image_b`` are Image columns holding the
+original bytes (never re-encoded) and their path in the release, so
+``load_dataset(folder, "questions", split="test")[0]["image_a"]`` is a picture with no join,
+and the Hub's viewer shows them; ``image_a_path``/``image_b_path`` name the files in
+``images/``. Training rows name their images by path (a trainer reads ``images/``). Boxes come
+in [0, 1000] (``boxes_a``) and pixels (``boxes_a_px``). Columns follow the rows' fields: a field
+whose values are all text, numbers, booleans, lists of numbers or lists of boxes gets that type
+(a list empty in every row, such as side A's boxes when every change adds an object, is a list
+of boxes); anything else (nested objects, mixed types) is stored as JSON text, so new fields
+never break a build.
 
 Files are deterministic for a given pyarrow version: same rows and images, same bytes.
 """
@@ -24,11 +26,11 @@ import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
 CONFIGS = ("benchmark", "questions", "training")
-IMAGES = "images"  # the config holding every image once
-HF_SPLITS = {"train": "train", "val": "validation", "test": "test"}
-SHARD_ROWS = 500  # rows per shard: an images shard holds its images, so keep shards modest
+WITH_IMAGES = ("benchmark", "questions")  # configs whose rows carry both pictures
+HF_SPLITS = {"train": "train", "val": "validation", "test": "test", "test_swapped": "test_swapped"}
+SHARD_ROWS = 500  # rows per shard of a config without pictures
+IMAGE_SHARD_ROWS = 100  # with them: a shard is built in memory, so keep it to a few hundred MB
 IMAGE_COLUMNS = ("image_a", "image_b")
-IMAGE_TABLE_COLUMNS = {"sha256": "string", "image": "image"}
 
 
 def config_rows(files: Mapping[str, bytes], records: Sequence[Mapping]) -> dict[str, list[dict]]:
@@ -43,21 +45,22 @@ def config_rows(files: Mapping[str, bytes], records: Sequence[Mapping]) -> dict[
 
 def config_splits(rows: Mapping[str, Sequence[Mapping]]) -> dict[str, list[str]]:
     """Which splits each config has rows in (a row without ``split`` is train: training.jsonl
-    holds the train split only); configs without rows are left out. ``images`` has one split,
-    ``train``, whatever split its images' pairs are in."""
+    holds the train split only); configs without rows are left out."""
     out = {}
     for config in CONFIGS:
         present = {_split(row) for row in rows.get(config, [])}
         splits = [s for s in HF_SPLITS if s in present]
         if splits:
             out[config] = splits
-    if rows.get("benchmark"):
-        out[IMAGES] = ["train"]
     return out
 
 
+def shard_rows(config: str) -> int:
+    return IMAGE_SHARD_ROWS if config in WITH_IMAGES else SHARD_ROWS
+
+
 def shard_names(config: str, split: str, rows: int) -> list[str]:
-    count = max(1, math.ceil(rows / SHARD_ROWS))
+    count = max(1, math.ceil(rows / shard_rows(config)))
     return [f"data/{config}/{split}-{i:05d}-of-{count:05d}.parquet" for i in range(count)]
 
 
@@ -65,58 +68,25 @@ def parquet_shards(
     rows: Mapping[str, Sequence[Mapping]],
     *,
     read_image: Callable[[str], bytes],
-    checksums: Mapping[str, str],
     columns_of: Mapping[str, Mapping[str, str]] | None = None,
-    images: bool = True,
+    configs: Sequence[str] = CONFIGS,
 ) -> Iterator[tuple[str, bytes]]:
-    """``(name, bytes)`` of every shard, one at a time (an images shard's images are read when
-    it is written, so memory holds one shard). ``read_image(path)`` gives an image's original
-    bytes, ``checksums[path]`` its sha256; ``columns_of[config]``, when given, is
-    ``column_types`` of the config's rows; ``images=False`` leaves out the images config
-    (``image_shards``)."""
+    """``(name, bytes)`` of every shard of ``configs``, one at a time (a shard's pictures are
+    read when it is written, so memory holds one shard). ``read_image(path)`` gives an image's
+    original bytes; ``columns_of[config]``, when given, is ``column_types`` of the config's
+    rows."""
     for config, splits in config_splits(rows).items():
-        if config == IMAGES:
+        if config not in configs:
             continue
-        config_rows_ = rows[config]
-        columns = columns_of[config] if columns_of else column_types(config_rows_)
+        every = rows[config]
+        columns = columns_of[config] if columns_of else column_types(every, config=config)
+        size = shard_rows(config)
         for split in splits:
-            selected = [row for row in config_rows_ if _split(row) == split]
+            selected = [row for row in every if _split(row) == split]
             names = shard_names(config, split, len(selected))
             for index, name in enumerate(names):
-                chunk = selected[index * SHARD_ROWS : (index + 1) * SHARD_ROWS]
-                yield name, _parquet(_with_keys(chunk, checksums), columns)
-    if images:
-        yield from image_shards(rows, read_image=read_image, checksums=checksums)
-
-
-def image_shards(
-    rows: Mapping[str, Sequence[Mapping]],
-    *,
-    read_image: Callable[[str], bytes],
-    checksums: Mapping[str, str],
-) -> Iterator[tuple[str, bytes]]:
-    """The shards of the images config, one at a time (see ``parquet_shards``)."""
-    images = image_rows(rows.get("benchmark", []), checksums)
-    names = shard_names(IMAGES, "train", len(images)) if images else []
-    for index, name in enumerate(names):
-        keyed = images[index * SHARD_ROWS : (index + 1) * SHARD_ROWS]
-        table = [
-            {"sha256": sha, "image": {"bytes": read_image(path), "path": path}}
-            for sha, path in keyed
-        ]
-        yield name, _parquet(table, IMAGE_TABLE_COLUMNS)
-
-
-def image_rows(records: Sequence[Mapping], checksums: Mapping[str, str]) -> list[tuple[str, str]]:
-    """``(sha256, path)`` of every distinct image of the records, in the records' order (A then
-    B); of files with the same bytes, the first path stands."""
-    seen: dict[str, str] = {}
-    for record in records:
-        for side in IMAGE_COLUMNS:
-            path = record.get(side)
-            if path:
-                seen.setdefault(checksums[path], path)
-    return list(seen.items())
+                chunk = selected[index * size : (index + 1) * size]
+                yield name, _parquet(_with_images(chunk, columns, read_image), columns)
 
 
 def hf_yaml(splits: Mapping[str, Sequence[str]], *, licence: str, pretty_name: str) -> str:
@@ -163,9 +133,9 @@ def features_json(columns: Mapping[str, str]) -> dict:
     return {name: kinds[kind] for name, kind in columns.items()}
 
 
-def column_types(rows: Sequence[Mapping]) -> dict[str, str]:
+def column_types(rows: Sequence[Mapping], *, config: str = "benchmark") -> dict[str, str]:
     """Each column's kind (string, json, int64, float64, bool, numbers, boxes, image); an image
-    field of the rows becomes its path and its sha256, the key of the ``images`` config."""
+    field of the rows becomes its picture (in WITH_IMAGES configs) and its path."""
     names: dict[str, None] = {}
     for row in rows:
         for key in row:
@@ -173,8 +143,9 @@ def column_types(rows: Sequence[Mapping]) -> dict[str, str]:
     columns = {}
     for name in names:
         if name in IMAGE_COLUMNS:
+            if config in WITH_IMAGES:
+                columns[name] = "image"
             columns[f"{name}_path"] = "string"
-            columns[f"{name}_sha256"] = "string"
             continue
         values = [row.get(name) for row in rows if row.get(name) is not None]
         columns[name] = _kind(values)
@@ -185,12 +156,12 @@ def _kind(values: list) -> str:
     kinds = {_value_kind(v) for v in values}
     if kinds == {"int64", "float64"}:
         return "float64"
+    if kinds == {"empty"}:  # a list empty in every row: "empty" is no column type
+        return "boxes"
     if len(kinds) == 1:
         return kinds.pop()
     if kinds <= {"numbers", "boxes", "empty"} and kinds & {"numbers", "boxes"}:
         return "boxes" if "boxes" in kinds else "numbers"
-    if kinds == {"empty"}:
-        return "boxes"
     return "json" if kinds else "string"
 
 
@@ -230,15 +201,19 @@ def _number(value) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _with_keys(rows: Sequence[Mapping], checksums: Mapping[str, str]) -> list[dict]:
-    """The rows with each image field as its path and sha256 columns."""
+def _with_images(
+    rows: Sequence[Mapping], columns: Mapping[str, str], read_image: Callable[[str], bytes]
+) -> list[dict]:
+    """The rows with each image field as its picture (original bytes and path) where the
+    columns hold pictures, and as its path."""
     out = []
     for row in rows:
         row = dict(row)
         for side in IMAGE_COLUMNS:
             path = row.pop(side, None)
             row[f"{side}_path"] = path
-            row[f"{side}_sha256"] = checksums[path] if path else None
+            if columns.get(side) == "image":
+                row[side] = {"bytes": read_image(path), "path": path} if path else None
         out.append(row)
     return out
 
@@ -274,7 +249,7 @@ def _parquet(rows: Sequence[Mapping], columns: Mapping[str, str]) -> bytes:
         sink,
         compression={name: "none" if name in images else "zstd" for name in columns},
         use_dictionary=[name for name in columns if name not in images],
-        row_group_size=100,
+        row_group_size=20 if images else 100,
     )
     return sink.getvalue()
 

@@ -8,13 +8,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pairdiff.release.croissant import croissant, croissant_bytes
 from pairdiff.release.harness import lmms_eval_files, vlmevalkit_tsvs
 from pairdiff.release.hf import (
-    IMAGE_TABLE_COLUMNS,
-    IMAGES,
     column_types,
     config_rows,
     config_splits,
     hf_yaml,
-    image_shards,
     parquet_shards,
 )
 
@@ -43,23 +40,18 @@ def research_parts(
     rows: Mapping[str, list[dict]] | None = None,
 ) -> tuple[Iterator[tuple[str, bytes]], Iterator[tuple[str, bytes]]]:
     """``(name, bytes)`` of every research file, one at a time, in two parts that can be read
-    apart (in two threads): the tables (the configs' Parquet shards, the lmms-eval task,
-    croissant.json), mostly Python; and the files that hold images (the images config's shards,
-    the VLMEvalKit TSVs), mostly reading and copying bytes. ``files`` are the release's data
-    files, ``checksums`` the sha256 of every file written so far, images included
-    (croissant.json, the images config's key), ``read_image(path)`` an image's bytes; ``rows``,
-    when given, is ``config_rows`` of the files and records."""
+    apart (in two threads): the tables (the configs' Parquet shards, the benchmark and
+    questions rows with their pictures, the lmms-eval task, croissant.json); and the
+    VLMEvalKit TSVs, mostly reading and encoding image bytes. ``files`` are the release's data
+    files, ``checksums`` the sha256 of every file written so far (croissant.json),
+    ``read_image(path)`` an image's bytes; ``rows``, when given, is ``config_rows`` of the
+    files and records."""
     rows = config_rows(files, records) if rows is None else rows
     splits = config_splits(rows)
-    columns = {
-        config: IMAGE_TABLE_COLUMNS if config == IMAGES else column_types(rows[config])
-        for config in splits
-    }
+    columns = {config: column_types(rows[config], config=config) for config in splits}
 
     def tables() -> Iterator[tuple[str, bytes]]:
-        yield from parquet_shards(
-            rows, read_image=read_image, checksums=checksums, columns_of=columns, images=False
-        )
+        yield from parquet_shards(rows, read_image=read_image, columns_of=columns)
         yield from lmms_eval_files(project_slug=meta["project_slug"], splits=splits).items()
         yield (
             "croissant.json",
@@ -76,13 +68,13 @@ def research_images(
     checksums: Mapping[str, str],
     read_image: Callable[[str], bytes],
 ) -> Iterator[tuple[str, bytes]]:
-    """The second part of ``research_parts``, the files holding images, one at a time: the
-    images config's shards and the VLMEvalKit TSVs. Of ``rows`` it reads the image paths of
-    the benchmark rows and the questions; of ``checksums`` the images'."""
-    yield from image_shards(rows, read_image=read_image, checksums=checksums)
+    """The second part of ``research_parts``, one at a time: the VLMEvalKit TSVs of the
+    questions (``rows["questions"]``); ``checksums`` lets an image several rows share be
+    encoded once."""
     yield from vlmevalkit_tsvs(
         rows["questions"],
         project_slug=meta["project_slug"],
+        release_name=meta["release_name"],
         read_image=read_image,
         checksums=checksums,
     )

@@ -26,7 +26,7 @@ import numpy as np
 
 from pairdiff.assignment import best_assignment
 from pairdiff.matching import match_boxes, side_agrees
-from pairdiff.scoring.predictions import Change
+from pairdiff.scoring.change import Change
 
 IOU_THRESHOLD = 0.5
 

@@ -15,45 +15,45 @@ MinCU tokens, always [0, 1000]) or, for a question, as a single option letter; `
 needed where a question and a record share the id and the text is a bare letter.
 
 A line that cannot be read is *unparseable*: reported with its number and reason and scored as
-no answer — never guessed (VLMEvalKit fills those with a random option). A coordinate outside
-the declared space refuses the whole file (``PredictionsRefused``): lmms-eval scores Qwen-style
-[0, 1000] boxes as pixels and reports near-zero IoU without a word; here the mistake is named.
+no answer — never guessed (VLMEvalKit fills those with a random option). Lines are read one at
+a time (``lines.file_lines``: a file of any size in bounded memory) by ``pairdiff.strictjson``,
+so a line nested 100,000 deep, a NaN or a 5,000-digit integer is one unreadable line, never a
+crash.
+
+Coordinates are read with a tolerance: a value up to TOLERANCE of the frame outside it
+(``-1`` or ``1001`` in [0, 1000], a model overshooting by a unit) is clipped to the frame and
+counted (``clipped_boxes``). A box further out cannot be in the declared space: its line is
+*refused* (by number, scored as no answer). When refused lines are more than MAX_REFUSED_RATE
+of the lines with boxes, the file is refused whole (``PredictionsRefused``), naming the space
+the boxes look like: lmms-eval scores Qwen-style [0, 1000] boxes as pixels and reports near-zero
+IoU without a word; here the mistake is named.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from numbers import Real
-from typing import TypeGuard, cast
+from typing import BinaryIO, TypeGuard, cast
 
+from pairdiff import strictjson
 from pairdiff.geometry import Box, BoxError, Frame
 from pairdiff.predict import NO_VISIBLE_CHANGE
+from pairdiff.scoring.change import Change, space_of
 from pairdiff.scoring.letters import LETTERS, read_letter
+from pairdiff.scoring.lines import file_lines
 from pairdiff.vlm.parse import excerpt, parse_answer
 
 COORDS = ("1000", "pixel", "unit")
 MAX_LINE_REASONS = 200  # reported in full up to this many; the count is always exact
+TOLERANCE = 0.01  # of the frame's width or height: coordinates this far outside are clipped
+MAX_REFUSED_RATE = 0.05  # of the lines with boxes: more refused lines refuse the whole file
 _THOUSAND = Frame(1000, 1000)
 
 
 class PredictionsRefused(ValueError):
     """The file cannot be scored as declared; the message names the line and what to do."""
-
-
-@dataclass(frozen=True)
-class Change:
-    """One change in the comparison space (see ``space_of``); an empty side is absent."""
-
-    boxes_a: tuple[Box, ...]
-    boxes_b: tuple[Box, ...]
-    description: str = ""
-    entity_a: str = ""
-    entity_b: str = ""
-    category: str = ""
-    confidence: float = 1.0
 
 
 @dataclass
@@ -66,90 +66,67 @@ class Predictions:
     # the file meant to answer, so a split whose every line is garbage is scored, not skipped.
     mentioned_records: set[str] = field(default_factory=set)
     mentioned_questions: set[str] = field(default_factory=set)
+    unparseable_count: int = 0  # exact; ``unparseable`` keeps the first MAX_LINE_REASONS
+    refused: list[tuple[int, str]] = field(default_factory=list)  # boxes outside the frame
+    refused_count: int = 0
+    clipped_boxes: int = 0  # boxes within the tolerance outside the frame, clipped to it
 
-    @property
-    def unparseable_count(self) -> int:
-        return len(self.unparseable)
+    def unreadable(self, number: int, reason: str, *, refused: bool = False) -> None:
+        self.unparseable_count += 1
+        if len(self.unparseable) < MAX_LINE_REASONS:
+            self.unparseable.append((number, reason))
+        if refused:
+            self.refused_count += 1
+            if len(self.refused) < MAX_LINE_REASONS:
+                self.refused.append((number, reason))
 
 
 class _Unreadable(Exception):
     pass
 
 
-def space_of(coords: str) -> str:
-    """Where boxes are compared: [0, 1000] for ``1000`` (the release's own integers, so its
-    answers score IoU 1 exactly), else each side's pixels."""
-    return "thousand" if coords == "1000" else "pixel"
-
-
-def truth_changes(record: Mapping, coords: str) -> list[Change]:
-    """A benchmark record's changes in the comparison space of ``coords``."""
-    out = []
-    for change in record["changes"]:
-        sides = []
-        for side, size in (("a", record["size_a"]), ("b", record["size_b"])):
-            if space_of(coords) == "thousand":
-                frame = Frame(*size)
-                boxes = tuple(
-                    _thousand_box(box, px, frame)
-                    for box, px in zip(
-                        change[f"boxes_{side}"], change[f"boxes_{side}_px"], strict=True
-                    )
-                )
-            else:
-                boxes = tuple(Box(*px) for px in change[f"boxes_{side}_px"])
-            sides.append(boxes)
-        out.append(
-            Change(
-                boxes_a=sides[0],
-                boxes_b=sides[1],
-                description=change["description"],
-                entity_a=change.get("entity_a", ""),
-                entity_b=change.get("entity_b", ""),
-                category=change["category"],
-            )
-        )
-    return out
+class _OutOfFrame(_Unreadable):
+    """A box further outside the declared frame than the tolerance: its line is refused."""
 
 
 def read_predictions(
-    data: bytes,
+    source: bytes | BinaryIO,
     *,
     records: Sequence[Mapping],
     questions: Sequence[Mapping],
     coords: str,
 ) -> Predictions:
-    """Every line read, or reported unparseable; PredictionsRefused for an unusable file."""
+    """Every line read, or reported unparseable; PredictionsRefused for an unusable file.
+    ``source`` is the file's bytes or a binary file open for reading (read line by line)."""
     if coords not in COORDS:
         raise PredictionsRefused(f"coords must be one of {', '.join(COORDS)}, not {coords!r}")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise PredictionsRefused(f"the file is not UTF-8 text (byte {exc.start})") from exc
     by_record = {str(r["id"]): r for r in records}
     by_question = {str(q["id"]): q for q in questions}
     categories = sorted({c["category"] for r in records for c in r["changes"]})
     reader = _LineReader(by_record, by_question, coords, categories)
     out = Predictions()
     seen: dict[tuple[str, str], int] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
+    for line in file_lines(source):
+        if line.text is not None and not line.text.strip():
             continue
         out.lines += 1
         try:
-            kind, key, value = reader.read(line, number)
+            if line.text is None:
+                reader.named = ("", ())
+                raise _Unreadable(line.problem)
+            kind, key, value = reader.read(line.text, line.number)
             if (kind, key) in seen:
                 first = seen[kind, key]
                 raise _Unreadable(f"a second {kind} for id {key!r} (first on line {first})")
         except _Unreadable as exc:
-            out.unparseable.append((number, str(exc)))
+            out.unreadable(line.number, str(exc), refused=isinstance(exc, _OutOfFrame))
             key, kinds = reader.named
-            if "record" in kinds:
+            if "record" in kinds and key in by_record:
                 out.mentioned_records.add(key)
-            if "question" in kinds:
+            if "question" in kinds and key in by_question:
                 out.mentioned_questions.add(key)
             continue
-        seen[kind, key] = number
+        seen[kind, key] = line.number
         # read() gives a question's letter (or None), or a record's changes.
         if kind == "question":
             out.answers[key] = cast("str | None", value)
@@ -157,7 +134,9 @@ def read_predictions(
             out.changes[key] = cast("list[Change]", value)
     if not out.lines:
         raise PredictionsRefused("the predictions file has no lines")
-    if len(out.unparseable) == out.lines:
+    out.clipped_boxes = reader.clipped
+    reader.check_refused(out)
+    if out.unparseable_count == out.lines:
         reasons = "; ".join(f"line {n}: {why}" for n, why in out.unparseable[:3])
         raise PredictionsRefused(f"no line of the predictions file could be read ({reasons})")
     reader.check_space()
@@ -171,14 +150,17 @@ class _LineReader:
         self.largest = 0.0  # largest coordinate of any ``changes`` box, for check_space
         self.boxes = 0
         self.named: tuple[str, tuple[str, ...]] = ("", ())  # the id the last line gave
+        self.clipped = 0  # boxes clipped into the frame
+        self.box_lines = 0  # lines whose changes have boxes
+        self.outside = 0.0  # the largest coordinate of a refused box
 
     def read(self, line: str, number: int) -> tuple[str, str, object]:
         self.named = ("", ())
         try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise _Unreadable(f"not JSON ({exc.msg} at column {exc.colno})") from None
-        except ValueError as exc:  # e.g. an integer past Python's digit limit: no .msg/.colno
+            row = strictjson.loads(line)
+        except strictjson.JSONRejected as exc:
+            raise _Unreadable(f"not JSON ({exc})") from None
+        except ValueError as exc:  # e.g. an integer past Python's digit limit
             raise _Unreadable(f"not JSON ({exc})") from None
         if not isinstance(row, dict):
             raise _Unreadable(f"a line must be a JSON object, not {type(row).__name__}")
@@ -198,7 +180,9 @@ class _LineReader:
             return "question", self._question(key), _letter(row["answer"])
         if given[0] == "changes":
             record = self._record(key)
-            return "record", key, self._changes(row["changes"], record, number)
+            changes = self._changes(row["changes"], record, number)
+            self.box_lines += any(c.boxes_a or c.boxes_b for c in changes)
+            return "record", key, changes
         text = row["text"]
         if not isinstance(text, str):
             raise _Unreadable('"text" must be the model\'s output as a string')
@@ -268,28 +252,32 @@ class _LineReader:
         for box in value:
             if not isinstance(box, list) or len(box) != 4 or not all(map(_is_number, box)):
                 raise _Unreadable(f"change {index}: a box of side {side} is not [x1, y1, x2, y2]")
-            self._in_space(box, size, number, side)
+            box = self._in_space(box, size, side)
             boxes.append(self._box(box, size, index, side))
         return tuple(boxes)
 
-    def _in_space(self, box: list, size, number: int, side: str) -> None:
+    def _in_space(self, box: list, size, side: str) -> list:
+        """``box`` clipped into the declared frame when within the tolerance outside it;
+        _OutOfFrame when further out."""
         width, height = size
-        limits = {
-            "1000": (1000, 1000),
-            "unit": (1, 1),
-            "pixel": (width, height),
-        }[self.coords]
-        for i, value in enumerate(box):
-            limit = limits[i % 2]
-            if value < 0 or value > limit:
-                what = {"1000": "[0, 1000]", "unit": "[0, 1]", "pixel": f"{width}×{height} pixels"}
-                raise PredictionsRefused(
-                    f"line {number}: box {box} on side {side.upper()} does not fit "
-                    f"--coords {self.coords} ({what[self.coords]}); "
-                    f"declare the space the boxes are in ({' | '.join(COORDS)})"
-                )
+        limits = {"1000": (1000, 1000), "unit": (1, 1), "pixel": (width, height)}[self.coords]
         self.largest = max(self.largest, *box)
         self.boxes += 1
+        clipped = []
+        for i, value in enumerate(box):
+            limit = limits[i % 2]
+            slack = TOLERANCE * limit
+            if value < -slack or value > limit + slack:
+                self.outside = max(self.outside, *box)
+                what = {"1000": "[0, 1000]", "unit": "[0, 1]", "pixel": f"{width}×{height} pixels"}
+                raise _OutOfFrame(
+                    f"box {box} on side {side.upper()} does not fit --coords {self.coords} "
+                    f"({what[self.coords]}) even {slack:g} past its edge"
+                )
+            clipped.append(min(max(value, 0), limit))
+        if clipped != box:
+            self.clipped += 1
+        return clipped
 
     def _box(self, box: list, size, index: int, side: str) -> Box:
         if self.coords == "unit":
@@ -301,7 +289,10 @@ class _LineReader:
             raise _Unreadable(f"change {index}, side {side}: {exc}") from None
 
     def _text_changes(self, text: str, record: Mapping) -> list[Change]:
-        result = parse_answer(text, _THOUSAND, _THOUSAND, self.categories)
+        try:
+            result = parse_answer(text, _THOUSAND, _THOUSAND, self.categories)
+        except RecursionError:  # JSON inside the text nested past what the parser can walk
+            raise _Unreadable("the answer's JSON is nested too deeply to read") from None
         if not result.changes and NO_VISIBLE_CHANGE not in result.flags:
             raise _Unreadable(f"the answer parser found no change: {result.error or 'no reason'}")
         scale = [(1.0, 1.0), (1.0, 1.0)]
@@ -320,6 +311,24 @@ class _LineReader:
             for c in result.changes
         ]
 
+    def check_refused(self, out: Predictions) -> None:
+        """PredictionsRefused when refused lines are more than MAX_REFUSED_RATE of the lines
+        with boxes: then the declared space is wrong, not a few boxes."""
+        with_boxes = self.box_lines + out.refused_count
+        if not out.refused_count or out.refused_count <= MAX_REFUSED_RATE * with_boxes:
+            return
+        first = "; ".join(f"line {n}: {why}" for n, why in out.refused[:3])
+        hint = f"declare the space the boxes are in ({' | '.join(COORDS)})"
+        if self.coords != "pixel" and self.outside > (1000 if self.coords == "1000" else 1) * 1.01:
+            hint = (
+                f"the largest coordinate is {self.outside:g}: these look like pixel "
+                "coordinates, so send them with --coords pixel"
+            )
+        raise PredictionsRefused(
+            f"{first}; {out.refused_count} of {with_boxes} lines with boxes have a box outside "
+            f"the frame of --coords {self.coords}, more than {MAX_REFUSED_RATE:.0%}: {hint}"
+        )
+
     def check_space(self) -> None:
         """Boxes declared [0, 1000] or pixels whose every coordinate is at most 1 are almost
         surely [0, 1] coordinates: scoring them as declared would give IoU 0 everywhere."""
@@ -328,16 +337,6 @@ class _LineReader:
                 f"every box coordinate is at most 1, which --coords {self.coords} cannot mean "
                 "for real boxes; these look like [0, 1] coordinates: use --coords unit"
             )
-
-
-def _thousand_box(box: Sequence[int], px: Sequence[float], frame: Frame) -> Box:
-    """The record's [0, 1000] integers; a box under 1/1000 of the image collapses when
-    rounded, and is then taken unrounded from its pixels."""
-    if box[0] < box[2] and box[1] < box[3]:
-        return Box(*box)
-    x1, y1, x2, y2 = px
-    w, h = frame.width, frame.height
-    return Box(1000 * x1 / w, 1000 * y1 / h, 1000 * x2 / w, 1000 * y2 / h)
 
 
 def _scaled(box: Box, sx: float, sy: float) -> Box:

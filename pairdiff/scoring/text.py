@@ -1,25 +1,33 @@
-"""Description similarity for Grounded F1: a pluggable scorer that names itself in every result.
+"""Description matching for Grounded F1: a pluggable rule that names itself in every result.
 
-The default, ``words``, is ``pairdiff.text.description_similarity`` (word-set Dice averaged with
-a word-sequence ratio): deterministic, instant and free of downloads, unlike BERTScore, whose
-1.4 GB model download fails offline. ``bertscore`` is used only when the ``bert-score`` package
-is installed *and* a local model path is configured; otherwise asking for it is a clear error,
-never a silent fall-back to another scorer (a result must say what it measured).
+The default, ``slots``, knows what a description claims (``slotmatch``): a prediction that
+contradicts the truth in any slot the release knows (colour, direction, count, quoted text,
+added ↔ removed, size, effect, entity) never matches, whatever its word overlap; one keeping
+every slot matches. ``words`` is word overlap alone (``pairdiff.text.description_similarity``,
+≥ 0.5), ``exact`` the same words. ``bertscore`` is MinCU's own rule (BERTScore F1 ≥ 0.85), used
+only when the ``bert-score`` package is installed *and* a local model folder is configured
+(``DIFFMARK_BERTSCORE_MODEL``; nothing is ever downloaded); otherwise asking for it is a clear
+error, never a silent fall-back to another rule (a result must say what it measured).
 """
 
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Sequence
-from dataclasses import dataclass
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import PurePath
 from typing import Protocol
 
+from pairdiff.scoring.slotmatch import release_labels, slot_similarity
 from pairdiff.text import description_similarity, description_words
 
-DEFAULT = "words"
+DEFAULT = "slots"
+MINCU = "bertscore"  # the paper's rule
 # MinCU counts a description when BERTScore ≥ 0.85. The word scorer gives 1.0 for the same
-# words in the same order and about 0.5 when half the words and their order are shared.
-THRESHOLDS = {"words": 0.5, "exact": 1.0, "bertscore": 0.85}
+# words in the same order and about 0.5 when half the words and their order are shared; the
+# slot rule gives 0 or 1 where the truth has slots, the word similarity where it has none.
+THRESHOLDS = {"slots": 0.5, "words": 0.5, "exact": 1.0, "bertscore": 0.85}
 
 
 class TextScorerUnavailable(ValueError):
@@ -37,6 +45,25 @@ class TextScorer(Protocol):
     def similarities(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         """Similarity in [0, 1] of each (reference, candidate) pair, in order."""
         ...
+
+
+@dataclass(frozen=True)
+class SlotScorer:
+    """``slotmatch.slot_similarity`` with the release's entity labels (``for_records``)."""
+
+    name: str = "slots"
+    threshold: float = THRESHOLDS["slots"]
+    labels: frozenset[str] = field(default_factory=frozenset)
+
+    def similarities(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        return [slot_similarity(a, b, labels=self.labels) for a, b in pairs]
+
+
+def for_records(scorer: TextScorer, records: Sequence[Mapping]) -> TextScorer:
+    """The scorer ready for a release's records (the slot rule learns their entity labels)."""
+    if isinstance(scorer, SlotScorer):
+        return replace(scorer, labels=release_labels(records))
+    return scorer
 
 
 @dataclass(frozen=True)
@@ -71,6 +98,9 @@ class BertScoreScorer:
     def similarities(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         if not pairs:
             return []
+        # Never a download: a model folder that is incomplete fails here, it is not fetched.
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         from bert_score import BERTScorer  # checked importable by text_scorer
 
         scorer = BERTScorer(model_type=self.model_path, num_layers=self.num_layers)
@@ -99,6 +129,8 @@ def text_scorer(
     value = THRESHOLDS[name] if threshold is None else threshold
     if not 0.0 <= value <= 1.0:
         raise TextScorerUnavailable(f"the text threshold {value!r} must lie between 0 and 1")
+    if name == "slots":
+        return SlotScorer(threshold=value)
     if name == "words":
         return WordScorer(threshold=value)
     if name == "exact":
@@ -111,16 +143,29 @@ def text_scorer(
     if not bertscore_model:
         raise TextScorerUnavailable(
             "the bertscore text metric needs a local model folder in DIFFMARK_BERTSCORE_MODEL "
-            "(e.g. a downloaded roberta-large); Diffmark never downloads one at run time"
+            "(e.g. a copy of roberta-large, MinCU's reference model, or any BERT-style folder); "
+            "Diffmark never downloads one at run time"
         )
     return BertScoreScorer(model_path=bertscore_model, num_layers=bertscore_layers, threshold=value)
 
 
 def scorer_json(scorer: TextScorer) -> dict:
-    """How a result names its description scorer."""
+    """How a result names its description rule (and the model, for BERTScore)."""
     about = {
+        "slots": "no slot of the truth contradicted or left out (colour, direction, count, "
+        "quoted text, added/removed, size, effect, entity); word overlap where it has none",
         "words": "word-set Dice averaged with a word-sequence ratio (deterministic, no download)",
         "exact": "the same words after case folding and singulars (deterministic, no download)",
-        "bertscore": "BERTScore F1 with a local model",
+        "bertscore": "BERTScore F1 with a local model (MinCU's rule)",
     }
-    return {"name": scorer.name, "threshold": scorer.threshold, "about": about[scorer.name]}
+    out = {"name": scorer.name, "threshold": scorer.threshold, "about": about[scorer.name]}
+    if isinstance(scorer, BertScoreScorer):
+        out["model"] = PurePath(scorer.model_path).name or scorer.model_path
+        out["layers"] = scorer.num_layers
+    return out
+
+
+def rule_label(text_metric: Mapping) -> str:
+    """A rule as the leaderboard names it: "slots ≥ 0.5", "bertscore (roberta-large) ≥ 0.85"."""
+    model = f" ({text_metric['model']})" if text_metric.get("model") else ""
+    return f"{text_metric['name']}{model} ≥ {text_metric['threshold']}"

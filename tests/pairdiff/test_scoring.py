@@ -7,11 +7,11 @@ import pytest
 
 from pairdiff.geometry import Box
 from pairdiff.labels import label_normaliser
+from pairdiff.scoring.change import Change
 from pairdiff.scoring.cocomap import side_map
 from pairdiff.scoring.evaluate import evaluate
 from pairdiff.scoring.grounded import Tally, record_tally
 from pairdiff.scoring.own_answers import jsonl, own_answer_lines
-from pairdiff.scoring.predictions import Change
 from pairdiff.scoring.text import text_scorer
 from tests.pairdiff import scoring_data
 
@@ -212,7 +212,7 @@ def test_a_second_line_for_the_same_id_is_unparseable():
         ("unit", [0.1, 0.1, 1.5, 0.4], "does not fit --coords unit"),
         ("1000", [10, 10, 1500, 400], "does not fit --coords 1000"),
         ("pixel", [10, 10, 990, 400], "does not fit --coords pixel (800×400 pixels)"),
-        ("1000", [-1, 10, 500, 400], "does not fit --coords 1000"),
+        ("1000", [-11, 10, 500, 400], "does not fit --coords 1000"),
     ],
 )
 def test_a_coordinate_outside_the_declared_space_refuses_the_file(coords, box, message):
@@ -302,8 +302,9 @@ def test_circular_accuracy_needs_every_rotation_right():
     wrong = next(a for a in answers if a["id"] == "r2-r1")
     wrong["answer"] = "A" if wrong["answer"] != "A" else "B"
     result = _score(answers, recs=recs, qs=qs)["questions"]
-    assert result["accuracy"] == 0.875 and result["circular_accuracy"] == 0.75
-    assert result["by_category"]["object"] == {"accuracy": 0.75, "questions": 4, "correct": 3}
+    # Plain accuracy is over the questions themselves; a wrong rotation costs circular only.
+    assert result["accuracy"] == 1.0 and result["circular_accuracy"] == 0.75
+    assert result["by_category"]["object"] == {"accuracy": 1.0, "questions": 2, "correct": 2}
     assert _score(answers[:2], recs=recs)["questions"]["circular_accuracy"] is None
 
 

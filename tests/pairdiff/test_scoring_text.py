@@ -5,8 +5,17 @@ import pytest
 from pairdiff.scoring.text import BertScoreScorer, TextScorerUnavailable, text_scorer
 
 
-def test_default_scorer_is_the_download_free_word_scorer_with_its_threshold():
+def test_default_scorer_is_the_download_free_slot_rule():
     scorer = text_scorer()
+    assert (scorer.name, scorer.threshold) == ("slots", 0.5)
+    contradicts, keeps = scorer.similarities(
+        [("The car turned blue.", "The car turned red."), ("The car turned blue.", "It is blue.")]
+    )
+    assert (contradicts, keeps) == (0.0, 1.0)
+
+
+def test_word_scorer_with_its_threshold():
+    scorer = text_scorer("words")
     assert (scorer.name, scorer.threshold) == ("words", 0.5)
     same, other = scorer.similarities(
         [("The car turned blue.", "the cars turned blue"), ("The car turned blue.", "A hat.")]
@@ -21,7 +30,7 @@ def test_exact_scorer_and_threshold_override():
 
 
 def test_unknown_metric_names_the_choices():
-    with pytest.raises(TextScorerUnavailable, match="choose one of words, exact, bertscore"):
+    with pytest.raises(TextScorerUnavailable, match="choose one of slots, words, exact, bertscore"):
         text_scorer("bleu")
 
 

@@ -46,7 +46,7 @@ def test_evaluate_command_scores_the_release_s_own_answers_one(release, tmp_path
     assert [g["grounded_f1"], g["precision"], g["recall"], g["miou"], g["map"]["mean"]] == [1.0] * 5
     assert g["hallucination_rate"] == 0.0
     assert (q["accuracy"], q["questions"]) == (1.0, 9)
-    assert result["text_metric"]["name"] == "words" and result["unparseable"]["count"] == 0
+    assert result["text_metric"]["name"] == "slots" and result["unparseable"]["count"] == 0
 
 
 def test_evaluate_command_accepts_the_release_name(release, tmp_path, capsys):
@@ -209,7 +209,7 @@ def test_the_release_page_shows_the_leaderboard_with_breakdowns(
     page = client.get(f"/review/releases/{release.pk}/").content.decode()
     assert "Leaderboard" in page and "oracle &lt;b&gt;" in page
     assert "Grounded F1 per category" in page and "Question accuracy per difficulty" in page
-    assert "descriptions scored by words ≥ 0.5" in page
+    assert "descriptions scored by slots ≥ 0.5" in page
     # one chart group per category of the release, e.g. the "Object" row
     assert page.count('class="lb-group"') >= len({r["category"] for r in records})
 

@@ -18,7 +18,7 @@ from pairdiff.release.splits import SplitPlan
 from review.evaluations import release_truth
 from review.models import ReleaseStatus
 from review.releases import release_build, release_register
-from tests.factories import make_accepted
+from tests.factories import answer, make_accepted
 from tests.review.test_releases import _bodies
 
 
@@ -65,32 +65,23 @@ def test_the_parquet_configs_load_with_datasets_offline_and_decode_both_images(f
         for config in ("benchmark", "questions", "training"):
             ds = datasets.load_dataset(folder, config)
             out[config] = {{split: ds[split].num_rows for split in ds}}
-        images = datasets.load_dataset(folder, "images", split="train")
-        out["images"] = images.num_rows
-        by_sha = {{sha: i for i, sha in enumerate(images["sha256"])}}
-        raw = images.cast_column("image", datasets.Image(decode=False))
-        out["keys_match_bytes"] = all(
-            hashlib.sha256(r["image"]["bytes"]).hexdigest() == r["sha256"] for r in raw
-        )
         bench = datasets.load_dataset(folder, "benchmark")
         row = next(r for split in bench for r in bench[split])
         out["row"] = {{k: row[k] for k in ("id", "boxes_a", "boxes_a_px", "boxes_b", "entity_b",
                                            "image_a_path", "image_b_path")}}
-        image_a = images[by_sha[row["image_a_sha256"]]]["image"]
-        out["image_a"] = [type(image_a).__name__, list(image_a.size)]
-        out["image_b"] = list(images[by_sha[row["image_b_sha256"]]]["image"].size)
+        # The pictures are in the rows: no join, no recipe.
+        out["image_a"] = [type(row["image_a"]).__name__, list(row["image_a"].size)]
+        out["image_b"] = list(row["image_b"].size)
         out["features"] = {{k: str(v) for k, v in bench[next(iter(bench))].features.items()}}
-        out["image_feature"] = str(images.features["image"])
-        # The card's recipe: a config's paths cast to images.
         split = next(iter(bench))
-        cast = bench[split].map(
-            lambda r: {{"image_a": folder + "/" + r["image_a_path"]}}
-        ).cast_column("image_a", datasets.Image())
-        out["cast"] = list(cast[0]["image_a"].size)
+        raw = bench[split].cast_column("image_a", datasets.Image(decode=False))
+        out["bytes"] = {{r["image_a_path"]: hashlib.sha256(r["image_a"]["bytes"]).hexdigest()
+                        for r in raw}}
+        test = datasets.load_dataset(folder, "questions", split="test")
+        out["question_image"] = [type(test[0]["image_a"]).__name__, list(test[0]["image_b"].size)]
         plain = datasets.load_dataset("parquet", data_dir={str(path / "data" / "questions")!r})
         q = next(r for split in plain for r in plain[split])
         out["question"] = {{k: q[k] for k in ("id", "A", "B", "C", "D", "answer")}}
-        out["question_image"] = list(images[by_sha[q["image_b_sha256"]]]["image"].size)
         print(json.dumps(out))
         """,
         tmp_path,
@@ -103,8 +94,7 @@ def test_the_parquet_configs_load_with_datasets_offline_and_decode_both_images(f
     assert got["benchmark"] == per_split and got["questions"] == per_split
     assert got["training"] == {"train": per_split["train"]}
     files = release.manifest["files"]
-    shas = {entry["sha256"] for name, entry in files.items() if name.startswith("images/")}
-    assert got["images"] == len(shas) and got["keys_match_bytes"]  # each image once, by its key
+    assert all(files[name]["sha256"] == sha for name, sha in got["bytes"].items())  # originals
     by_id = {r["id"]: r for r in records}
     truth = by_id[got["row"]["id"]]
     assert got["row"]["boxes_a"] == truth["boxes_a"] and got["row"]["boxes_b"] == truth["boxes_b"]
@@ -115,10 +105,8 @@ def test_the_parquet_configs_load_with_datasets_offline_and_decode_both_images(f
         truth["image_b"],
     ]
     assert got["image_a"] == ["PngImageFile", truth["size_a"]]
-    assert got["image_b"] == truth["size_b"] and got["question_image"] == [96, 64]
-    assert got["cast"] == truth["size_a"]  # the row above, its image read from images/
-    assert got["image_feature"].startswith("Image(") and "List(" in got["features"]["boxes_a"]
-    assert not any(v.startswith("Image(") for v in got["features"].values())  # stored once
+    assert got["image_b"] == truth["size_b"] and got["question_image"] == ["PngImageFile", [96, 64]]
+    assert got["features"]["image_a"].startswith("Image(") and "List(" in got["features"]["boxes_a"]
     question = next(q for q in questions if q["id"] == got["question"]["id"])
     assert got["question"] == {
         "id": question["id"],
@@ -132,7 +120,7 @@ def test_the_card_declares_one_config_per_file_kind(folder):
     card = (path / "README.md").read_text()
     header = yaml.safe_load(card.split("---\n")[1])
     configs = {c["config_name"]: c["data_files"] for c in header["configs"]}
-    assert set(configs) == {"benchmark", "questions", "training", "images"}
+    assert set(configs) == {"benchmark", "questions", "training"}  # pictures are in the rows
     for config, files in configs.items():
         for entry in files:
             assert list(path.glob(entry["path"])), (config, entry)
@@ -149,10 +137,9 @@ def test_croissant_validates_with_no_error_and_reads_the_records(folder, tmp_pat
         issues = dataset.metadata.ctx.issues
         rows = list(dataset.records("questions"))
         bench = list(dataset.records("benchmark"))
-        images = list(dataset.records("images"))
         print(json.dumps({{"errors": sorted(issues.errors), "questions": len(rows),
-                          "benchmark": len(bench), "images": len(images),
-                          "image": type(images[0]["images/image"]).__name__}}))
+                          "benchmark": len(bench),
+                          "image": type(bench[0]["benchmark/image_a"]).__name__}}))
         """,
         tmp_path,
     )
@@ -160,9 +147,6 @@ def test_croissant_validates_with_no_error_and_reads_the_records(folder, tmp_pat
         "errors": [],
         "questions": len(questions),
         "benchmark": len(records),
-        "images": len(
-            {e["sha256"] for n, e in release.manifest["files"].items() if n.startswith("images/")}
-        ),
         "image": "PngImageFile",
     }
     document = json.loads((path / "croissant.json").read_text())
@@ -218,7 +202,7 @@ def test_the_vlmevalkit_tsv_holds_both_images_and_the_options(folder):
     path, release, pairs = folder
     _, questions = release_truth(release)
     test = [q for q in questions if q["split"] == "test"]
-    with open(path / "vlmevalkit" / "diffmark_cars_test.tsv", newline="") as handle:
+    with open(path / "vlmevalkit" / "diffmark_cars_v1_test.tsv", newline="") as handle:
         rows = list(csv.DictReader(handle, delimiter="\t"))
     assert list(rows[0]) == [
         "index", "id", "image", "image_path", "question", "A", "B", "C", "D", "answer",
@@ -229,7 +213,89 @@ def test_the_vlmevalkit_tsv_holds_both_images_and_the_options(folder):
     images = eval(first["image"])  # VLMEvalKit's toliststr reads the list this way
     assert len(images) == 2
     assert base64.b64decode(images[0]) == (path / question["image_a"]).read_bytes()
-    assert eval(first["image_path"]) == [question["image_a"], question["image_b"]]
+    assert eval(first["image_path"]) == [  # the names VLMEvalKit writes them under: PNG
+        question["image_a"].rsplit(".", 1)[0] + ".png",
+        question["image_b"].rsplit(".", 1)[0] + ".png",
+    ]
     assert {k: first[k] for k in "ABCD"} == question["options"]
     assert first["answer"] == question["answer"] and first["index"] == "0"
     assert io.BytesIO(base64.b64decode(images[1])).read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_shipped_lmms_eval_scorer_needs_only_numpy_and_gives_diffmark_s_numbers(
+    folder, tmp_path
+):
+    from pairdiff.scoring.evaluate import evaluate
+    from pairdiff.scoring.text import text_scorer
+
+    path, release, _ = folder
+    records, _ = release_truth(release)
+    answers = []
+    for i, r in enumerate(records):
+        changes = [dict(c) for c in r["changes"]]
+        if i % 3 == 1:  # a contradicted description
+            changes[0]["description"] = "The whole image became noisy."
+        if i % 3 == 2 and changes[0]["boxes_b"]:  # a box off by half its size
+            x1, y1, x2, y2 = changes[0]["boxes_b"][0]
+            changes[0]["boxes_b"] = [[x1 + (x2 - x1) // 2, y1, x2 + (x2 - x1) // 2, y2]]
+        answers.append(json.dumps({"changes": changes}))
+    lines = [json.dumps({"id": r["id"], "text": a, "task": "changes"}) for r, a in
+             zip(records, answers, strict=True)]  # fmt: skip
+    expected = evaluate(records=records, questions=[], data=("\n".join(lines) + "\n").encode(),
+                        coords="1000", scorer=text_scorer())["grounding"]  # fmt: skip
+    docs = [{**r, "changes": json.dumps(r["changes"])} for r in records]
+    (tmp_path / "docs.json").write_text(json.dumps({"docs": docs, "answers": answers}))
+    task = path / "lmms_eval" / "diffmark_cars"
+    got = _python(
+        f"""
+        import json, sys, warnings
+        class Blocked:  # nothing of Diffmark, nor what its scorer needs beyond numpy
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] in ("pairdiff", "scipy", "pycocotools", "imagecodecs",
+                                          "django", "pandas", "torch"):
+                    raise ImportError("blocked: " + name)
+        sys.meta_path.insert(0, Blocked())
+        sys.path.insert(0, {str(task)!r})
+        import utils
+        given = json.load(open({str(tmp_path / "docs.json")!r}))
+        items = []
+        for doc, answer in zip(given["docs"], given["answers"]):
+            utils.doc_to_text_grounding(doc, {{"coords": "1000"}})
+            items.append(utils.process_grounding(doc, [answer])["grounded_f1"])
+        scores = utils.grounding_scores(items)
+        # A model writing pixels ten times too large: every box outside [0, 1000], a warning.
+        far = [dict(item, text=json.dumps({{"changes": [{{"boxes_a": [[5000, 5000, 9000, 9000]],
+               "boxes_b": []}}]}})) for item in items]
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            utils.aggregate_grounded_f1(far)
+        print(json.dumps({{"scores": scores, "f1": utils.aggregate_grounded_f1(items),
+                          "warned": [str(w.message) for w in caught]}}))
+        """,
+        tmp_path,
+    )
+    keys = ("grounded_f1", "precision", "recall", "miou", "hallucination_rate", "true_positives")
+    assert {k: got["scores"][k] for k in keys} == {k: expected[k] for k in keys}
+    assert got["scores"]["by_category"] == expected["by_category"]
+    assert 0 < got["f1"] < 1 and got["f1"] == expected["grounded_f1"]
+    assert any("outside the frame" in w for w in got["warned"])
+
+
+def test_a_release_builds_when_side_a_is_absent_in_every_answer(project, annotator_1, annotator_2):
+    # Issue #24 item 4: boxes_a empty in every record failed the build with KeyError 'empty'.
+    bodies = [
+        answer(category="object", description=f"A cup was added on shelf {i}.", entity_a="",
+               entity_b="cup", boxes_a=[], boxes_b=[[0, 0, 60, 50]])
+        for i in range(6)
+    ]  # fmt: skip
+    make_accepted(project, [annotator_1, annotator_2], bodies)
+    plan = SplitPlan(seed=1, val_fraction=0.2, test_fraction=0.2)
+    release = release_build(release_register(project=project, name="v1", plan=plan).pk)
+    assert release.status == ReleaseStatus.READY, release.message
+    shard = next(n for n in release.manifest["files"] if n.startswith("data/benchmark/"))
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(settings.MEDIA_ROOT / release.prefix / shard)
+    kind = table.schema.field("boxes_a").type  # a list of boxes, as when some are drawn
+    assert str(kind.value_type.value_type) == "double"
+    assert all(v == [] for v in table.column("boxes_a").to_pylist())

@@ -12,6 +12,7 @@ from annotator.models import PairStatus
 from jobs.models import JobStatus
 from pairdiff.release import publish
 from pairdiff.release.build import _json as release_json
+from pairdiff.release.harness import scoring_bundle
 from pairdiff.release.splits import SplitPlan
 from review import releases as releases_module
 from review.models import QuestionEdit, Release, ReleaseStatus
@@ -25,6 +26,7 @@ DATA_FILES = [
     "label_config.xml",
     "label_studio.json",
     "questions.jsonl",
+    "questions_circular.jsonl",
     "training.jsonl",
     "vocabulary.json",
 ]
@@ -59,6 +61,13 @@ def accepted(project, annotator_1, annotator_2):
     return make_accepted(project, [annotator_1, annotator_2], _bodies(9))
 
 
+def _as_in(name: str, release: Release, other: Release) -> str:
+    """The name of ``release``'s file in ``other``: VLMEvalKit TSVs are named by release."""
+    if name.startswith("vlmevalkit/"):
+        return name.replace(f"_{release.name}_", f"_{other.name}_")
+    return name
+
+
 def _build(project, name="v1", lead=None, capture=None, **plan) -> Release:
     with capture(execute=True):
         release = release_create(project=project, name=name, plan=SplitPlan(**plan), user=lead)
@@ -88,11 +97,11 @@ def test_a_release_writes_every_format_and_a_manifest_of_checksums(
         "lmms_eval/diffmark_cars/utils.py",
         "lmms_eval/diffmark_cars/diffmark_cars_questions.yaml",
         "lmms_eval/diffmark_cars/diffmark_cars_grounding.yaml",
+        *scoring_bundle("lmms_eval/diffmark_cars/diffmark_scoring"),
         "data/training/train-00000-of-00001.parquet",
-        "data/images/train-00000-of-00001.parquet",
         *(f"data/{kind}/{s}-00000-of-00001.parquet" for kind in ("benchmark", "questions")
           for s in splits),
-        *(f"vlmevalkit/diffmark_cars_{s}.tsv" for s in splits if s != "train"),
+        *(f"vlmevalkit/diffmark_cars_v1_{s}.tsv" for s in splits if s != "train"),
     ]  # fmt: skip
     assert sorted(manifest["files"]) == sorted([*DATA_FILES, "README.md", *images, *research])
     for name, entry in manifest["files"].items():
@@ -126,7 +135,7 @@ def test_the_same_seed_gives_byte_identical_data_files(
         assert _read(first, name) == _read(second, name), name
     for name in first.manifest["files"]:  # Parquet shards and TSVs too
         if name.startswith(("data/", "vlmevalkit/", "lmms_eval/")):
-            assert _read(first, name) == _read(second, name), name
+            assert _read(first, name) == _read(second, _as_in(name, first, second)), name
     splits = {r.pair_id: r.split for r in first.records.all()}
     assert splits != {r.pair_id: r.split for r in other.records.all()}
 
@@ -405,12 +414,13 @@ def test_worker_processes_and_threads_build_the_same_release(
     assert made == [True]
     assert forked.status == threaded.status == ReleaseStatus.READY
     names = [n for n in forked.manifest["files"] if n not in ("README.md", "croissant.json")]
-    assert sorted(names) == sorted(
+    assert sorted(_as_in(n, forked, threaded) for n in names) == sorted(
         n for n in threaded.manifest["files"] if n not in ("README.md", "croissant.json")
     )
     for name in names:  # images, data files, Parquet shards, TSVs, lmms-eval
-        assert _read(forked, name) == _read(threaded, name), name
-        assert forked.manifest["files"][name] == threaded.manifest["files"][name], name
+        other = _as_in(name, forked, threaded)
+        assert _read(forked, name) == _read(threaded, other), name
+        assert forked.manifest["files"][name] == threaded.manifest["files"][other], name
     benchmark = json.loads(_read(forked, "benchmark.json"))
     for release in (forked, threaded):
         records = list(release.records.order_by("position"))

@@ -24,13 +24,13 @@ class Command(BaseCommand):
     def handle(self, *args, release, predictions, coords, text_metric, **_):
         found = _release(release)
         try:
-            data = Path(predictions).read_bytes()
+            # Read line by line as it is scored: a file of any size in bounded memory.
+            with Path(predictions).open("rb") as handle:
+                result = evaluation_score(
+                    release=found, data=handle, coords=coords, text_metric=text_metric
+                )
         except OSError as exc:
             raise CommandError(f"cannot read {predictions}: {exc.strerror}", returncode=2) from exc
-        try:
-            result = evaluation_score(
-                release=found, data=data, coords=coords, text_metric=text_metric
-            )
         except EvaluationRefused as exc:
             raise CommandError(str(exc), returncode=2) from exc
         self.stdout.write(json.dumps(result, ensure_ascii=False, indent=2))
