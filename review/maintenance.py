@@ -19,17 +19,20 @@ from annotator.sweeps import leases_expire
 from jobs.sweeps import jobs_fail_stale, jobs_fail_unstarted, jobs_resend_queued
 from review.releases import releases_fail_stale
 from review.sweeps import review_work_resend
+from webhooks.delivery import deliveries_resend
 
 log = logging.getLogger(__name__)
 SWEEP_LOCK = "diffmark:sweep-on-request"
 
 
 def sweep_failed_work() -> dict[str, list[int]]:
-    """Fail the jobs and release builds whose process stopped, and clean their files. Light:
+    """Fail the jobs and release builds whose process stopped, and clean their files; without
+    a broker, also send the webhook deliveries whose retry is due (after the response). Light:
     a few indexed queries when nothing is stale, so a request may run it."""
     found = {"jobs": jobs_fail_stale(), "releases": releases_fail_stale()}
     if settings.CELERY_TASK_ALWAYS_EAGER:
         found["unstarted"] = jobs_fail_unstarted()
+        found["webhooks"] = deliveries_resend()
     return found
 
 
@@ -40,6 +43,7 @@ def sweep_all() -> dict[str, object]:
     found: dict[str, object] = {"leases_expired": leases_expire(), **sweep_failed_work()}
     if not settings.CELERY_TASK_ALWAYS_EAGER:
         found["jobs_resent"] = jobs_resend_queued()
+        found["webhooks"] = deliveries_resend()
     found["review_work"] = review_work_resend()
     return found
 
