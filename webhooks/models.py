@@ -111,6 +111,11 @@ class Delivery(models.Model):
     def __str__(self) -> str:
         return f"{self.uuid} → {self.endpoint_id} ({self.status})"
 
+    @property
+    def last_attempt(self) -> Attempt | None:
+        attempts = list(self.attempt_log.all())  # the pages prefetch them
+        return attempts[-1] if attempts else None
+
 
 class Attempt(models.Model):
     """One try at sending a delivery: what the receiver answered, or why nothing came back."""
