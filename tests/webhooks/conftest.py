@@ -1,12 +1,7 @@
-import re
-from pathlib import Path
-
 import pytest
 from rest_framework.test import APIClient
 
-from tests.webhooks.receiver import receiver_start, receiver_stop
-
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "webhooks.md"
+from tests.webhooks.receiver import documented_check, receiver_start, receiver_stop
 
 
 @pytest.fixture
@@ -20,12 +15,7 @@ def receiver(settings):
 
 @pytest.fixture(scope="session")
 def signature_valid():
-    """The receiver-side check exactly as docs/webhooks.md prints it."""
-    block = re.search(r"```python\n(.*?)```", DOCS.read_text(), re.S)
-    assert block, "docs/webhooks.md shows no Python snippet"
-    namespace: dict = {}
-    exec(block.group(1), namespace)
-    return namespace["diffmark_signature_valid"]
+    return documented_check()
 
 
 def api_client(user) -> APIClient:

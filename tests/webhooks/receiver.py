@@ -4,13 +4,16 @@ and answers as scripted (a status code, or "hang" to answer later than the sende
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 PORTS = range(8151, 8160)  # this branch's ports
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "webhooks.md"
 
 
 @dataclass
@@ -89,3 +92,12 @@ def receiver_start() -> Receiver:
 def receiver_stop(receiver: Receiver) -> None:
     receiver.server.shutdown()
     receiver.server.server_close()
+
+
+def documented_check():
+    """The receiver-side signature check exactly as docs/webhooks.md prints it."""
+    block = re.search(r"```python\n(.*?)```", DOCS.read_text(), re.S)
+    assert block, "docs/webhooks.md shows no Python snippet"
+    namespace: dict = {}
+    exec(block.group(1), namespace)
+    return namespace["diffmark_signature_valid"]
