@@ -103,6 +103,7 @@ def _endpoint(request: Request, slug: str, pk: int) -> tuple[Project, Endpoint]:
 
 @extend_schema(
     methods=["GET"],
+    operation_id="projects_webhooks_list",  # not ..._retrieve, the one endpoint's
     parameters=[PAGE],
     responses={200: paginated("WebhookEndpoint", EndpointSerializer(many=True)), **ERRORS},
 )
