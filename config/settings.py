@@ -109,6 +109,12 @@ if DATABASE_PREPARED_STATEMENTS:
     # psycopg prepares a statement when asked, or after this many runs; Django's default (None)
     # would refuse even when asked.
     DATABASES["default"].setdefault("OPTIONS", {}).setdefault("prepare_threshold", 2**31 - 1)
+# A pooler in transaction mode (PgBouncer pool_mode=transaction) hands each transaction any
+# server connection: a cursor a chunked read (QuerySet.iterator()) declared on one is not on the
+# next. Set to 1 there (docs/scaling.md, "PostgreSQL behind a pooler").
+DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = env_bool(
+    "DATABASE_DISABLE_SERVER_SIDE_CURSORS", False
+)
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # WAL: readers never wait for the writer, and a commit appends to the log instead of
     # syncing the database file (synchronous=NORMAL: durable up to a power cut, never corrupt).

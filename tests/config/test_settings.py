@@ -41,3 +41,19 @@ def test_missing_secret_key_fails_loudly_without_debug():
 def test_non_boolean_debug_fails_loudly():
     result = _manage("check", DEBUG="maybe")
     assert "DEBUG must be a boolean" in result.stderr
+
+
+def test_a_bad_webhook_network_fails_the_check():
+    result = _manage("check", DEBUG="1", DIFFMARK_WEBHOOK_ALLOWED_NETWORKS="10.0.0.0/8, intranet")
+    assert result.returncode != 0
+    assert "webhooks.E001" in result.stderr and "'intranet'" in result.stderr
+
+
+def test_server_side_cursors_can_be_turned_off_for_a_transaction_pooler():
+    show = (
+        "from django.db import connection; "
+        'print(connection.settings_dict["DISABLE_SERVER_SIDE_CURSORS"])'
+    )
+    assert _manage("shell", "-c", show, DEBUG="1").stdout.split()[-1] == "False"
+    pooled = _manage("shell", "-c", show, DEBUG="1", DATABASE_DISABLE_SERVER_SIDE_CURSORS="1")
+    assert pooled.stdout.split()[-1] == "True"
