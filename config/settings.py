@@ -10,6 +10,7 @@ from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+from kombu import Queue
 
 from config.env import env_bool, env_int, env_list, env_str, redis_neighbour_db
 
@@ -233,9 +234,10 @@ CELERY_BEAT_SCHEDULE = {
 # (the cross-check and gold score after a submit: short, many, latency counts), "jobs" (imports,
 # releases, evaluations, pre-annotation, synthesis: long, CPU and storage), "webhooks" (waiting
 # on other people's servers: I/O only) and "celery" (the beat's sweeps). A worker started
-# without -Q listens to all four, so one worker still does everything.
+# without -Q listens to all four (CELERY_TASK_QUEUES), so one worker still does everything.
 CELERY_TASK_DEFAULT_QUEUE = "celery"
 DIFFMARK_QUEUES = ("interactive", "jobs", "webhooks", "celery")
+CELERY_TASK_QUEUES = [Queue(name) for name in DIFFMARK_QUEUES]
 CELERY_TASK_ROUTES = {
     "review.tasks.compute_agreement": {"queue": "interactive"},
     "review.tasks.score_gold_annotation": {"queue": "interactive"},

@@ -25,6 +25,12 @@ def test_every_route_names_a_task_and_a_queue():
     assert {route["queue"] for route in routes.values()} <= set(production.DIFFMARK_QUEUES)
 
 
+def test_a_worker_without_q_listens_to_every_queue():
+    assert [queue.name for queue in production.CELERY_TASK_QUEUES] == list(
+        production.DIFFMARK_QUEUES
+    )
+
+
 def test_only_the_beat_s_sweeps_go_to_the_default_queue():
     swept = {entry["task"] for entry in production.CELERY_BEAT_SCHEDULE.values()}
     unrouted = _our_tasks() - set(production.CELERY_TASK_ROUTES)
