@@ -39,6 +39,7 @@ class Receiver:
     @property
     def url(self) -> str:
         host, port = self.server.server_address[:2]
+        assert isinstance(host, str)
         return f"http://{host}:{port}/hook"
 
     def wait_for(self, n: int, timeout: float = 20.0) -> list[Received]:
