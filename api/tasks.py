@@ -14,7 +14,7 @@ from api.releases import ReleaseSerializer
 from api.webhooks import EndpointSerializer
 from jobs.models import Job
 from review.models import Evaluation, Release
-from webhooks.delivery import deliveries_resend, delivery_attempt
+from webhooks.delivery import deliveries_resend, delivery_attempt, events_prune
 from webhooks.models import Endpoint, Event, ObjectKind
 from webhooks.outbox import webhook_sender_register
 
@@ -45,6 +45,11 @@ def deliver_webhook(delivery_id: int, manual: bool = False) -> int | None:
 @shared_task
 def resend_webhooks() -> list[int]:
     return deliveries_resend()
+
+
+@shared_task
+def prune_webhooks() -> int:
+    return events_prune()
 
 
 webhook_sender_register(deliver_webhook)

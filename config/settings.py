@@ -228,6 +228,7 @@ CELERY_BEAT_SCHEDULE = {
         ("fail-stale-releases", "review.tasks.fail_stale_releases", DIFFMARK_SWEEP_SECONDS),
         ("refresh-queue-priorities", "annotator.tasks.refresh_queue_priorities", 600),
         ("resend-webhooks", "api.tasks.resend_webhooks", 60),
+        ("prune-webhooks", "api.tasks.prune_webhooks", 3600),
     ]
 }
 # Queues, so each kind of work gets a worker pool of its own (docs/scaling.md): "interactive"
@@ -257,6 +258,8 @@ DIFFMARK_WEBHOOK_TIMEOUT = env_int("DIFFMARK_WEBHOOK_TIMEOUT", 10)  # seconds, c
 DIFFMARK_WEBHOOK_ATTEMPTS = env_int("DIFFMARK_WEBHOOK_ATTEMPTS", 8)
 # The wait before retry n is DIFFMARK_WEBHOOK_RETRY_SECONDS × 2^(n-1): 10 s, 20 s, … 21 min.
 DIFFMARK_WEBHOOK_RETRY_SECONDS = env_int("DIFFMARK_WEBHOOK_RETRY_SECONDS", 10)
+# Events, their deliveries and attempts are deleted this many days after the event.
+DIFFMARK_WEBHOOK_KEEP_DAYS = env_int("DIFFMARK_WEBHOOK_KEEP_DAYS", 30)
 
 # Upload limits for pair images (see pairdiff.images.ImageLimits).
 DIFFMARK_MAX_IMAGE_BYTES = env_int("DIFFMARK_MAX_IMAGE_BYTES", 50 * 1024 * 1024)

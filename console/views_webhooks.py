@@ -20,6 +20,7 @@ from webhooks.models import Delivery, Endpoint
 from webhooks.services import EndpointRefused, endpoint_create, endpoint_delete, endpoint_test
 
 RECENT = 25  # deliveries shown; the API lists them all
+NEW_SECRET = "diffmark-webhook-secret"
 
 
 def _lead_project(request: HttpRequest, slug: str) -> Project:
@@ -36,8 +37,11 @@ def webhooks(request: HttpRequest, slug: str) -> HttpResponse:
         except EndpointRefused as exc:
             form.add_error(exc.field if exc.field in form.fields else None, str(exc))
         else:
-            secret = "" if form.cleaned_data["secret"] else f" Its secret: {endpoint.secret}"
-            messages.success(request, f"Webhook to {endpoint.url} registered.{secret}")
+            messages.success(request, f"Webhook to {endpoint.url} registered.")
+            if not form.cleaned_data["secret"]:
+                # Shown once, on the next page: kept in the (server-side) session, never in
+                # the messages, whose storage may be a cookie.
+                request.session[NEW_SECRET] = {"url": endpoint.url, "secret": endpoint.secret}
             return redirect("annotator:webhooks", project.slug)
     deliveries = (
         Delivery.objects.filter(endpoint__project=project)
@@ -52,6 +56,7 @@ def webhooks(request: HttpRequest, slug: str) -> HttpResponse:
         "endpoints": project.webhook_endpoints.order_by("pk"),
         "deliveries": deliveries,
         "attempts_max": settings.DIFFMARK_WEBHOOK_ATTEMPTS,
+        "new_secret": request.session.pop(NEW_SECRET, None),
     }
     return render(request, "console/webhooks.html", context)
 

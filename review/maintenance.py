@@ -19,7 +19,7 @@ from annotator.sweeps import leases_expire
 from jobs.sweeps import jobs_fail_stale, jobs_fail_unstarted, jobs_resend_queued
 from review.releases import releases_fail_stale
 from review.sweeps import review_work_resend
-from webhooks.delivery import deliveries_resend
+from webhooks.delivery import deliveries_resend, events_prune
 
 log = logging.getLogger(__name__)
 SWEEP_LOCK = "diffmark:sweep-on-request"
@@ -44,6 +44,7 @@ def sweep_all() -> dict[str, object]:
     if not settings.CELERY_TASK_ALWAYS_EAGER:
         found["jobs_resent"] = jobs_resend_queued()
         found["webhooks"] = deliveries_resend()
+    found["webhook_events_pruned"] = events_prune()
     found["review_work"] = review_work_resend()
     return found
 

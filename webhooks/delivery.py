@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from functools import cache
 
 from django.conf import settings
@@ -125,6 +125,20 @@ def delivery_redeliver(delivery: Delivery) -> None:
             status=DeliveryStatus.PENDING, next_attempt_at=timezone.now()
         )
         delivery_send_on_commit(delivery.pk, manual=True)
+
+
+def events_prune(*, now: datetime | None = None) -> int:
+    """Delete the events older than DIFFMARK_WEBHOOK_KEEP_DAYS with their deliveries and
+    attempts (a project that listens to pair.accepted makes one per accepted pair); an event
+    with a delivery still pending is kept until it is not."""
+    cutoff = (now or timezone.now()) - timedelta(days=settings.DIFFMARK_WEBHOOK_KEEP_DAYS)
+    old = list(
+        Event.objects.filter(created_at__lt=cutoff)
+        .exclude(deliveries__status=DeliveryStatus.PENDING)
+        .values_list("pk", flat=True)[:BATCH]
+    )
+    Event.objects.filter(pk__in=old).delete()
+    return len(old)
 
 
 def deliveries_resend() -> list[int]:

@@ -72,7 +72,7 @@ class Event(models.Model):
     kind = models.CharField(max_length=32, choices=EventKind.choices)
     object_kind = models.CharField(max_length=16, choices=ObjectKind.choices)
     object_id = models.PositiveBigIntegerField()
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)  # pruned by age
 
     class Meta:
         constraints = [

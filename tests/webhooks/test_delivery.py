@@ -29,8 +29,8 @@ from tests.images import edited_pair
 from tests.review.test_evaluations import _perfect
 from tests.review.test_releases import _bodies
 from tests.webhooks.conftest import api_client
-from webhooks.delivery import deliveries_resend, delivery_redeliver
-from webhooks.models import SUBSCRIBABLE, Delivery, DeliveryStatus, Endpoint
+from webhooks.delivery import deliveries_resend, delivery_redeliver, events_prune
+from webhooks.models import SUBSCRIBABLE, Attempt, Delivery, DeliveryStatus, Endpoint, Event
 from webhooks.services import endpoint_create, endpoint_test
 
 SECRET = "correct horse battery staple"
@@ -278,3 +278,18 @@ def test_an_import_failed_by_the_sweep_is_finished_too(project, endpoint, receiv
     assert jobs_fail_stale() == [job.pk]
     (delivery,) = Delivery.objects.select_related("event")
     assert delivery.event.kind == "import.finished" and delivery.event.object_id == job.pk
+
+
+def test_old_events_are_pruned_unless_a_delivery_is_still_pending(
+    endpoint, receiver, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        delivered = endpoint_test(endpoint=endpoint)
+    pending = endpoint_test(endpoint=endpoint)  # never sent: inside the test's transaction
+    recent = endpoint_test(endpoint=endpoint)
+    old = timezone.now() - timedelta(days=31)
+    Event.objects.exclude(pk=recent.event_id).update(created_at=old)
+
+    assert events_prune() == 1
+    assert set(Delivery.objects.values_list("pk", flat=True)) == {pending.pk, recent.pk}
+    assert not Attempt.objects.filter(delivery=delivered.pk).exists()
