@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import io
+import socket
 import time
 from datetime import timedelta
 
@@ -234,9 +235,15 @@ def test_a_name_that_rebinds_to_loopback_is_refused_at_send_time(
     receiver's 127.0.0.1, which is listening: nothing may reach it."""
     settings.DIFFMARK_WEBHOOK_ALLOWED_NETWORKS = ""
     answers = iter(["93.184.215.14", "127.0.0.1"])
+    real = socket.getaddrinfo
     monkeypatch.setattr(
-        "webhooks.addresses.socket.getaddrinfo",
-        lambda host, port, **kw: [(2, 1, 6, "", (next(answers), port))],
+        socket,
+        "getaddrinfo",
+        lambda host, port, *a, **kw: (
+            [(2, 1, 6, "", (next(answers), port))]
+            if host == "hooks.example.test"
+            else real(host, port, *a, **kw)
+        ),
     )
     port = receiver.server.server_address[1]
     endpoint = endpoint_create(
