@@ -26,8 +26,8 @@ WHITENOISE_USE_FINDERS = True
 CELERY_TASK_ALWAYS_EAGER = not os.environ.get("DIFFMARK_TEST_QUEUE")
 # One queue: the tests' workers (tests/integration) each listen to a queue of their own, named
 # here for the worker's own sends (a webhook's retry); the routes of config.settings have a test.
-CELERY_TASK_ROUTES: dict = {}
-CELERY_TASK_QUEUES = None
+CELERY_TASK_ROUTES = {}
+CELERY_TASK_QUEUES = []  # none declared: the default queue, made when first used
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("DIFFMARK_TEST_QUEUE", "celery")
 # Tests that count queries must not meet a sweep riding on their request; its own tests turn it on.
 DIFFMARK_SWEEP_ON_REQUEST = False
