@@ -13,6 +13,7 @@ from api import (
     review,
     synthesis,
     views,
+    webhooks,
 )
 
 app_name = "api"
@@ -50,6 +51,27 @@ urlpatterns = [
         "releases/<int:pk>/evaluations/",
         evaluations.release_evaluations,
         name="release-evaluations",
+    ),
+    path("projects/<slug:slug>/webhooks/", webhooks.project_webhooks, name="project-webhooks"),
+    path(
+        "projects/<slug:slug>/webhooks/<int:pk>/",
+        webhooks.webhook_detail,
+        name="project-webhook",
+    ),
+    path(
+        "projects/<slug:slug>/webhooks/<int:pk>/test/",
+        webhooks.webhook_test,
+        name="project-webhook-test",
+    ),
+    path(
+        "projects/<slug:slug>/webhooks/<int:pk>/deliveries/",
+        webhooks.webhook_deliveries,
+        name="project-webhook-deliveries",
+    ),
+    path(
+        "projects/<slug:slug>/webhooks/<int:pk>/deliveries/<uuid:delivery>/redeliver/",
+        webhooks.webhook_redeliver,
+        name="project-webhook-redeliver",
     ),
     path("projects/<slug:slug>/next/", annotate.lease_next, name="lease-next"),
     path("assignments/<int:pk>/draft/", annotate.draft, name="assignment-draft"),

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+from kombu import Queue
 
 from config.env import env_bool, env_int, env_list, env_str, redis_neighbour_db
 
@@ -39,6 +40,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "accounts",
     "projects",
+    "webhooks",
     "jobs",
     "annotator",
     "review",
@@ -108,6 +110,12 @@ if DATABASE_PREPARED_STATEMENTS:
     # psycopg prepares a statement when asked, or after this many runs; Django's default (None)
     # would refuse even when asked.
     DATABASES["default"].setdefault("OPTIONS", {}).setdefault("prepare_threshold", 2**31 - 1)
+# A pooler in transaction mode (PgBouncer pool_mode=transaction) hands each transaction any
+# server connection: a cursor a chunked read (QuerySet.iterator()) declared on one is not on the
+# next. Set to 1 there (docs/scaling.md, "PostgreSQL behind a pooler").
+DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = env_bool(
+    "DATABASE_DISABLE_SERVER_SIDE_CURSORS", False
+)
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # WAL: readers never wait for the writer, and a commit appends to the log instead of
     # syncing the database file (synchronous=NORMAL: durable up to a power cut, never corrupt).
@@ -226,8 +234,39 @@ CELERY_BEAT_SCHEDULE = {
         ("fail-stale-releases", "review.tasks.fail_stale_releases", DIFFMARK_SWEEP_SECONDS),
         ("refresh-queue-priorities", "annotator.tasks.refresh_queue_priorities", 600),
         ("sweep-files", "annotator.tasks.sweep_files", 3600),
+        ("resend-webhooks", "api.tasks.resend_webhooks", 60),
+        ("prune-webhooks", "api.tasks.prune_webhooks", 3600),
     ]
 }
+# Queues, so each kind of work gets a worker pool of its own (docs/scaling.md): "interactive"
+# (the cross-check and gold score after a submit: short, many, latency counts), "jobs" (imports,
+# releases, evaluations, pre-annotation, synthesis: long, CPU and storage), "webhooks" (waiting
+# on other people's servers: I/O only) and "celery" (the beat's sweeps). A worker started
+# without -Q listens to all four (CELERY_TASK_QUEUES), so one worker still does everything.
+CELERY_TASK_DEFAULT_QUEUE = "celery"
+DIFFMARK_QUEUES = ("interactive", "jobs", "webhooks", "celery")
+CELERY_TASK_QUEUES = [Queue(name) for name in DIFFMARK_QUEUES]
+CELERY_TASK_ROUTES = {
+    "review.tasks.compute_agreement": {"queue": "interactive"},
+    "review.tasks.score_gold_annotation": {"queue": "interactive"},
+    "annotator.tasks.import_pairs_job": {"queue": "jobs"},
+    "annotator.tasks.preannotate_job": {"queue": "jobs"},
+    "annotator.tasks.synthesize_pairs_job": {"queue": "jobs"},
+    "review.tasks.recompute_agreements": {"queue": "jobs"},
+    "review.tasks.build_release": {"queue": "jobs"},
+    "review.tasks.score_evaluation": {"queue": "jobs"},
+    "api.tasks.deliver_webhook": {"queue": "webhooks"},
+}
+
+# Webhooks (docs/webhooks.md). Receivers on loopback, private, link-local or metadata addresses
+# are refused unless a network here allows them (comma-separated CIDRs, e.g. 10.20.0.0/16).
+DIFFMARK_WEBHOOK_ALLOWED_NETWORKS = env_str("DIFFMARK_WEBHOOK_ALLOWED_NETWORKS")
+DIFFMARK_WEBHOOK_TIMEOUT = env_int("DIFFMARK_WEBHOOK_TIMEOUT", 10)  # seconds, connect and read
+DIFFMARK_WEBHOOK_ATTEMPTS = env_int("DIFFMARK_WEBHOOK_ATTEMPTS", 8)
+# The wait before retry n is DIFFMARK_WEBHOOK_RETRY_SECONDS × 2^(n-1): 10 s, 20 s, … 21 min.
+DIFFMARK_WEBHOOK_RETRY_SECONDS = env_int("DIFFMARK_WEBHOOK_RETRY_SECONDS", 10)
+# Events, their deliveries and attempts are deleted this many days after the event.
+DIFFMARK_WEBHOOK_KEEP_DAYS = env_int("DIFFMARK_WEBHOOK_KEEP_DAYS", 30)
 
 # Upload limits for pair images (see pairdiff.images.ImageLimits).
 DIFFMARK_MAX_IMAGE_BYTES = env_int("DIFFMARK_MAX_IMAGE_BYTES", 50 * 1024 * 1024)

@@ -21,7 +21,14 @@ STATIC_ROOT = Path(tempfile.mkdtemp(prefix="diffmark-test-static-"))
 STATIC_BUNDLE_DIR = Path(tempfile.mkdtemp(prefix="diffmark-test-bundles-"))
 WHITENOISE_USE_FINDERS = True
 # Tasks run in-process in tests; the integration tests start a real worker and switch this off.
-CELERY_TASK_ALWAYS_EAGER = True
+# The worker processes they start (named by DIFFMARK_TEST_QUEUE) run with their broker, as in
+# production: what a task sends (a webhook's retry) goes through it.
+CELERY_TASK_ALWAYS_EAGER = not os.environ.get("DIFFMARK_TEST_QUEUE")
+# One queue: the tests' workers (tests/integration) each listen to a queue of their own, named
+# here for the worker's own sends (a webhook's retry); the routes of config.settings have a test.
+CELERY_TASK_ROUTES = {}
+CELERY_TASK_QUEUES = []  # none declared: the default queue, made when first used
+CELERY_TASK_DEFAULT_QUEUE = os.environ.get("DIFFMARK_TEST_QUEUE", "celery")
 # Tests that count queries must not meet a sweep riding on their request; its own tests turn it on.
 DIFFMARK_SWEEP_ON_REQUEST = False
 # CI's PostgreSQL pass sets CELERY_BROKER_URL, whose Redis would otherwise hold the cache (see

@@ -4,7 +4,7 @@ project pages. Paths and names are those the app always had."""
 from django.urls import path
 
 from annotator.urls import urlpatterns as annotator_urlpatterns
-from console import views, views_pairs, views_screening
+from console import views, views_pairs, views_screening, views_webhooks
 
 app_name = "annotator"
 
@@ -33,4 +33,20 @@ urlpatterns = [
     path("jobs/<int:pk>/", views.job_detail, name="job"),
     path("jobs/<int:pk>/cancel/", views.job_stop, name="job_cancel"),
     path("p/<slug:slug>/preannotate/", views.preannotate, name="preannotate"),
+    path("p/<slug:slug>/webhooks/", views_webhooks.webhooks, name="webhooks"),
+    path(
+        "p/<slug:slug>/webhooks/<int:pk>/test/",
+        views_webhooks.webhook_test,
+        name="webhook_test",
+    ),
+    path(
+        "p/<slug:slug>/webhooks/<int:pk>/delete/",
+        views_webhooks.webhook_delete,
+        name="webhook_delete",
+    ),
+    path(
+        "p/<slug:slug>/webhooks/<int:pk>/deliveries/<uuid:delivery>/redeliver/",
+        views_webhooks.webhook_redeliver,
+        name="webhook_redeliver",
+    ),
 ]

@@ -11,6 +11,8 @@ from django.utils import timezone
 
 from jobs.models import Job, JobKind, JobStatus
 from projects.models import Project
+from webhooks.models import EventKind, ObjectKind
+from webhooks.outbox import webhook_emit
 
 
 def job_create(
@@ -81,6 +83,13 @@ def job_finish(
     if status == JobStatus.SUCCEEDED:
         job.done = job.total
     job.save(update_fields=["status", "result", "errors", "message", "finished_at", "done"])
+    job_ended_emit(job)
+
+
+def job_ended_emit(job: Job) -> None:
+    """import.finished, for an import job that ended (succeeded, failed or cancelled)."""
+    if job.kind == JobKind.IMPORT and job.project is not None:
+        webhook_emit(job.project, EventKind.IMPORT_FINISHED, ObjectKind.JOB, job)
 
 
 def job_fail_if_running(job: Job, message: str) -> bool:
@@ -88,6 +97,8 @@ def job_fail_if_running(job: Job, message: str) -> bool:
     failed = Job.objects.filter(pk=job.pk, status__in=[JobStatus.QUEUED, JobStatus.RUNNING]).update(
         status=JobStatus.FAILED, message=message, finished_at=timezone.now()
     )
+    if failed:
+        job_ended_emit(job)
     return bool(failed)
 
 

@@ -17,6 +17,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from config.enqueue import enqueue
+from jobs.lifecycle import job_ended_emit
 from jobs.models import Job, JobKind, JobStatus
 from jobs.processes import pid_alive
 from jobs.registry import job_cleanup, job_task
@@ -109,6 +110,7 @@ def jobs_fail_stale(*, now: datetime | None = None) -> list[int]:
         ).update(status=JobStatus.FAILED, message=message, finished_at=now):
             log.warning("job %s failed as stale: %s", job.pk, message)
             job_cleanup(job)  # e.g. an import's uploaded files
+            job_ended_emit(job)
             failed.append(job.pk)
     return failed
 
@@ -133,6 +135,7 @@ def jobs_fail_unstarted(*, now: datetime | None = None) -> list[int]:
             status=JobStatus.FAILED, message=message, finished_at=now
         ):
             job_cleanup(job)  # e.g. an import's uploaded files
+            job_ended_emit(job)
             failed.append(job.pk)
     return failed
 

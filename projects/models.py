@@ -79,6 +79,10 @@ class Project(models.Model):
     lease_order = models.CharField(
         max_length=16, choices=LeaseOrder.choices, default=LeaseOrder.IMPORT
     )
+    # The events some webhook endpoint of the project listens to, kept by webhooks.services:
+    # the services that emit an event read it from the project row they already hold, so a
+    # project without webhooks pays no query for them (webhooks.outbox).
+    webhook_events = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     created_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL)
 

@@ -18,6 +18,14 @@ from pairdiff.gold import answer_from_changes, score_against_gold
 from projects.models import Project, TierRule
 from review.models import Agreement, GoldScore
 from review.selectors import pair_is_resolved
+from webhooks.models import EventKind, ObjectKind
+from webhooks.outbox import webhook_emit
+
+# The cross-check's verdicts that other systems hear of (webhooks); a rejection is not one.
+VERDICT_EVENTS = {
+    PairStatus.ACCEPTED: EventKind.PAIR_ACCEPTED,
+    PairStatus.DISPUTED: EventKind.PAIR_DISPUTED,
+}
 
 # The project's tier rule as the pairs of tiers accepted (geometry permitting) and disputed;
 # every other pair of tiers is rejected.
@@ -164,6 +172,8 @@ def agreement_compute(*, pair_id: int) -> Agreement | None:
                     )
                 ]
             )
+            if pair.status in VERDICT_EVENTS:
+                webhook_emit(pair.project, VERDICT_EVENTS[pair.status], ObjectKind.PAIR, pair)
     return agreement
 
 

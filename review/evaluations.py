@@ -31,6 +31,8 @@ from pairdiff.scoring.text import (
     text_scorer,
 )
 from review.models import Evaluation, EvaluationStatus, Release, ReleaseStatus
+from webhooks.models import EventKind, ObjectKind
+from webhooks.outbox import webhook_emit
 
 log = logging.getLogger(__name__)
 
@@ -226,9 +228,21 @@ def _finish(
     evaluation.grounded_f1 = ((result or {}).get("grounding") or {}).get("grounded_f1")
     evaluation.accuracy = ((result or {}).get("questions") or {}).get("accuracy")
     evaluation.finished_at = timezone.now()
-    evaluation.save(
-        update_fields=["status", "result", "message", "grounded_f1", "accuracy", "finished_at"]
-    )
+    with transaction.atomic():
+        evaluation.save(
+            update_fields=["status", "result", "message", "grounded_f1", "accuracy", "finished_at"]
+        )
+        _job_finish(evaluation, status=status, message=message)
+        webhook_emit(
+            evaluation.release.project,
+            EventKind.EVALUATION_FINISHED,
+            ObjectKind.EVALUATION,
+            evaluation,
+        )
+    return evaluation
+
+
+def _job_finish(evaluation: Evaluation, *, status: str, message: str) -> None:
     if evaluation.job:
         ok = status == EvaluationStatus.READY
         job_finish(
@@ -245,7 +259,6 @@ def _finish(
                 else f"{evaluation.model_name} could not be scored: {message}"
             ),
         )
-    return evaluation
 
 
 def evaluations_of(release: Release) -> QuerySet[Evaluation]:

@@ -20,17 +20,20 @@ from jobs.sweeps import jobs_fail_stale, jobs_fail_unstarted, jobs_resend_queued
 from jobs.tempdirs import temp_folders_delete
 from review.releases import releases_fail_stale
 from review.sweeps import review_work_resend
+from webhooks.delivery import deliveries_resend, events_prune
 
 log = logging.getLogger(__name__)
 SWEEP_LOCK = "diffmark:sweep-on-request"
 
 
 def sweep_failed_work() -> dict[str, object]:
-    """Fail the jobs and release builds whose process stopped, and clean their files. Light:
+    """Fail the jobs and release builds whose process stopped, and clean their files; without
+    a broker, also send the webhook deliveries whose retry is due (after the response). Light:
     a few indexed queries when nothing is stale, so a request may run it."""
     found: dict[str, object] = {"jobs": jobs_fail_stale(), "releases": releases_fail_stale()}
     if settings.CELERY_TASK_ALWAYS_EAGER:
         found["unstarted"] = jobs_fail_unstarted()
+        found["webhooks"] = deliveries_resend()
     # This host's folders of ended processes (a web worker killed mid-job): one listing of /tmp.
     found["temp_folders"] = temp_folders_delete()
     return found
@@ -43,6 +46,8 @@ def sweep_all() -> dict[str, object]:
     found: dict[str, object] = {"leases_expired": leases_expire(), **sweep_failed_work()}
     if not settings.CELERY_TASK_ALWAYS_EAGER:
         found["jobs_resent"] = jobs_resend_queued()
+        found["webhooks"] = deliveries_resend()
+    found["webhook_events_pruned"] = events_prune()
     found["review_work"] = review_work_resend()
     found["staged_files_deleted"] = staged_uploads_delete()
     return found

@@ -39,6 +39,8 @@ from projects.models import Project
 from review.models import QuestionEdit, Release, ReleaseRecord, ReleaseStatus
 from review.release_workers import BuildWorkers, LaterNegatives, workers_usable
 from review.standing import Standing, standing_answers
+from webhooks.models import EventKind, ObjectKind
+from webhooks.outbox import webhook_emit
 
 log = logging.getLogger(__name__)
 
@@ -186,6 +188,7 @@ def release_build(release_id: int, *, storage: Storage | None = None) -> Release
             release.status = ReleaseStatus.READY
             release.ready_at = timezone.now()
             release.save(update_fields=["manifest", "status", "ready_at"])
+            webhook_emit(release.project, EventKind.RELEASE_READY, ObjectKind.RELEASE, release)
             if job:
                 job_finish(
                     job,
@@ -761,12 +764,15 @@ def _release_fail(release: Release, storage: Storage, message: str) -> None:
         _storage_clear(storage, release.prefix)
     except Exception:  # the release is failed either way; a retry clears the folder again
         log.exception("could not clear the folder of failed release %s", release.pk)
-    Release.objects.filter(pk=release.pk, status=ReleaseStatus.BUILDING, job=release.job).update(
-        status=ReleaseStatus.FAILED, message=message
-    )
-    release.status, release.message = ReleaseStatus.FAILED, message
-    if release.job:
-        job_finish(release.job, status=JobStatus.FAILED, message=message)
+    with transaction.atomic():
+        failed = Release.objects.filter(
+            pk=release.pk, status=ReleaseStatus.BUILDING, job=release.job
+        ).update(status=ReleaseStatus.FAILED, message=message)
+        release.status, release.message = ReleaseStatus.FAILED, message
+        if release.job:
+            job_finish(release.job, status=JobStatus.FAILED, message=message)
+        if failed:
+            webhook_emit(release.project, EventKind.RELEASE_FAILED, ObjectKind.RELEASE, release)
 
 
 def _warned(warnings: list[str]) -> str:

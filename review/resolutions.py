@@ -10,6 +10,8 @@ from annotator.submitting import answer_rules
 from pairdiff.answers import AnswerInvalid, parse_answer
 from review.agreement import agreement_compute
 from review.models import Decision, Resolution
+from webhooks.models import EventKind, ObjectKind
+from webhooks.outbox import webhook_emit
 
 
 class ResolutionRefused(ValueError):
@@ -62,6 +64,8 @@ def resolution_record(
             kind=PairEventKind(f"resolution:{decision}"),
             detail={"resolution": resolution.pk, "before": before, "after": pair.status},
         )
+        if decision != Decision.REOPEN:  # a reopened pair is the cross-check's again
+            webhook_emit(pair.project, EventKind.PAIR_RESOLVED, ObjectKind.PAIR, pair)
     return resolution
 
 

@@ -16,6 +16,8 @@ from jobs.models import Job
 from review.models import Decision, Release, ReleaseStatus
 from review.resolutions import resolution_record
 from tests.factories import answer, make_pair
+from webhooks.models import Endpoint
+from webhooks.services import endpoint_test
 
 ROLES = ("anonymous", "outsider", "annotator_1", "researcher", "lead")
 LOGIN = 302
@@ -58,6 +60,10 @@ MATRIX = [
     ("annotator:job", "get", "job", _page()),
     ("annotator:job_cancel", "post", "job", _page(lead=302)),
     ("annotator:preannotate", "post", "slug", _page(lead=302)),
+    ("annotator:webhooks", "get", "slug", _page()),
+    ("annotator:webhook_test", "post", "webhook", _page(lead=302)),
+    ("annotator:webhook_delete", "post", "webhook", _page(lead=302)),
+    ("annotator:webhook_redeliver", "post", "delivery", _page(lead=302)),
     ("review:disputes", "get", "slug", _page()),
     ("review:spot_check", "get", "slug", _page()),
     ("review:dashboard", "get", "slug", _page()),
@@ -98,6 +104,13 @@ MATRIX = [
     ("api:release-evaluations", "get", "release", _api(annotator_1=404, researcher=200)),
     # multipart only: a JSON body is refused once the caller may score (researchers, leads)
     ("api:release-evaluations", "post", "release", _api(annotator_1=404, researcher=415, lead=415)),
+    ("api:project-webhooks", "get", "slug", _api()),
+    ("api:project-webhooks", "post", "slug", _api(lead=400)),  # no URL given
+    ("api:project-webhook", "get", "webhook", _api()),
+    ("api:project-webhook", "delete", "webhook", _api(lead=204)),
+    ("api:project-webhook-test", "post", "webhook", _api(lead=202)),
+    ("api:project-webhook-deliveries", "get", "webhook", _api()),
+    ("api:project-webhook-redeliver", "post", "delivery", _api(lead=202)),
     ("api:assignment-draft", "put", "assignment", NOT_YOURS_API),
     ("api:assignment-submit", "post", "assignment", NOT_YOURS_API),
     ("api:assignment-skip", "post", "assignment", NOT_YOURS_API),
@@ -138,6 +151,11 @@ def objects(project, annotator_1, annotator_2, researcher, lead):
     )
     default_storage.save(f"{release.prefix}/README.md", ContentFile(b"# v1\n\nOK\n"))
     token, _ = token_create(user=researcher, name="laptop")
+    # made as it is stored: the address check has tests of its own (tests/webhooks)
+    hook = Endpoint.objects.create(
+        project=project, url="http://127.0.0.1:8159/", events=["release.ready"], secret="s"
+    )
+    delivery = endpoint_test(endpoint=hook)
     return {
         "slug": {"slug": project.slug},
         "pair": {"pk": pair.pk},
@@ -149,6 +167,8 @@ def objects(project, annotator_1, annotator_2, researcher, lead):
         "release": {"pk": release.pk},
         "release_file": {"pk": release.pk, "name": "README.md"},
         "token": {"pk": token.pk},
+        "webhook": {"slug": project.slug, "pk": hook.pk},
+        "delivery": {"slug": project.slug, "pk": hook.pk, "delivery": delivery.uuid},
         None: {},
     }
 

@@ -31,6 +31,7 @@ from pairdiff.release.splits import SplitPlan
 from review.releases import release_create
 from tests.factories import answer, make_accepted, make_pair
 from tests.images import edited_pair
+from webhooks.services import endpoint_create, endpoint_test
 
 schema = schemathesis.pytest.from_fixture("api_schema")
 CHECKS = [
@@ -44,14 +45,19 @@ EXAMPLES = int(os.environ.get("DIFFMARK_FUZZ_EXAMPLES", "0"))
 
 
 @pytest.fixture
-def api_schema(project, disputed, annotator_1, annotator_2, lead):
-    """A project with pairs in every state the API shows, a lease, a ready release and a job."""
+def api_schema(project, disputed, annotator_1, annotator_2, lead, settings):
+    """A project with pairs in every state the API shows, a lease, a ready release, a job and a
+    webhook endpoint (to a closed port of this branch's, which the setting allows) with a
+    delivery."""
     pairs = make_accepted(project, [annotator_1, annotator_2], [answer() for _ in range(4)])
     make_pair(project)
     assignment = assignment_lease_next(project=project, user=lead)
     release = release_create(project=project, name="v1", plan=SplitPlan(seed=1), user=lead)
     release.refresh_from_db()
     job = Job.objects.create(kind="import", project=project, created_by=lead)
+    settings.DIFFMARK_WEBHOOK_ALLOWED_NETWORKS = "127.0.0.1/32"
+    hook = endpoint_create(project=project, url="http://127.0.0.1:8159/", events=["release.ready"])
+    delivery = endpoint_test(endpoint=hook)
     KNOWN.update(
         slug=project.slug,
         pair=[disputed.pk, assignment.pair_id, *(p.pk for p in pairs)],
@@ -59,6 +65,8 @@ def api_schema(project, disputed, annotator_1, annotator_2, lead):
         release=release.pk,
         job=job.pk,
         files=sorted(release.manifest["files"]),
+        webhook=hook.pk,
+        delivery=str(delivery.uuid),
     )
     loaded = schemathesis.openapi.from_wsgi("/api/v1/schema/", application)
     loaded.hook(flatmap_path_parameters)
@@ -72,6 +80,7 @@ def _known(operation_path: str) -> st.SearchStrategy[dict]:
         "/api/v1/jobs/": st.just(KNOWN["job"]),
         "/api/v1/releases/": st.just(KNOWN["release"]),
         "/api/v1/assignments/": st.just(KNOWN["assignment"]),
+        "/api/v1/projects/{slug}/webhooks/": st.just(KNOWN["webhook"]),
     }
     fields: dict[str, st.SearchStrategy] = {}
     if "{slug}" in operation_path:
@@ -79,6 +88,8 @@ def _known(operation_path: str) -> st.SearchStrategy[dict]:
     for prefix, strategy in ids.items():
         if operation_path.startswith(prefix) and "{id}" in operation_path:
             fields["id"] = strategy
+    if "{delivery}" in operation_path:
+        fields["delivery"] = st.just(KNOWN["delivery"])
     if "{name}" in operation_path:
         fields["name"] = st.sampled_from(KNOWN["files"])
     return st.fixed_dictionaries(fields)

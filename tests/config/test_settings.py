@@ -81,8 +81,26 @@ def test_the_compose_file_wires_every_app_process_to_a_shared_redis_cache():
 
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())  # our own file
 
-    for name in ("web", "worker", "beat"):
+    app_processes = [n for n in compose["services"] if n in ("web", "beat") or n.startswith("worker")]
+    assert len(app_processes) >= 3
+    for name in app_processes:
         env = compose["services"][name]["environment"]
         assert env["DEBUG"] == "0"
         assert env["DIFFMARK_CACHE_URL"].startswith("redis://redis:"), name
         assert env["DIFFMARK_CACHE_URL"] != env["CELERY_BROKER_URL"]  # never the broker's db
+
+
+def test_a_bad_webhook_network_fails_the_check():
+    result = _manage("check", DEBUG="1", DIFFMARK_WEBHOOK_ALLOWED_NETWORKS="10.0.0.0/8, intranet")
+    assert result.returncode != 0
+    assert "webhooks.E001" in result.stderr and "'intranet'" in result.stderr
+
+
+def test_server_side_cursors_can_be_turned_off_for_a_transaction_pooler():
+    show = (
+        "from django.db import connection; "
+        'print(connection.settings_dict["DISABLE_SERVER_SIDE_CURSORS"])'
+    )
+    assert _manage("shell", "-c", show, DEBUG="1").stdout.split()[-1] == "False"
+    pooled = _manage("shell", "-c", show, DEBUG="1", DATABASE_DISABLE_SERVER_SIDE_CURSORS="1")
+    assert pooled.stdout.split()[-1] == "True"

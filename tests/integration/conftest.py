@@ -36,6 +36,7 @@ def celery_worker(tmp_path, settings):
         "DATABASE_URL": _database_url(),
         "CELERY_BROKER_URL": broker,
         "MEDIA_ROOT": str(settings.MEDIA_ROOT),  # the worker reads the files the test wrote
+        "DIFFMARK_TEST_QUEUE": queue,  # what the worker itself sends comes back to it
     }
     command = [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo"]
     command += ["-Q", queue, "-n", f"{queue}@%h", "--loglevel=WARNING", "--without-gossip"]

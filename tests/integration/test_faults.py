@@ -89,6 +89,7 @@ class Workers:
             "DATABASE_URL": database,
             "CELERY_BROKER_URL": LIVE_BROKER,
             "MEDIA_ROOT": self.media_root,
+            "DIFFMARK_TEST_QUEUE": self.queue,  # what the worker itself sends comes back to it
             **env,
         }
         name = f"{self.queue}-{n}"
