@@ -1,0 +1,280 @@
+"""A pair's difference components after alignment, with tight boxes on A and B and a draft.
+
+`precompute` is what the worker runs once per pair: decode, align B to A, find the changes
+with pixeldiff on A and B brought onto A, tighten each box to the pixel-difference extent at
+full size (a small median filter and a threshold above the pair's own noise floor keep blur
+edges and JPEG ringing out), map B's boxes back through the alignment, and write a draft.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from PIL import Image
+
+from pairdiff.assist.align import Alignment, estimate_alignment, map_box
+from pairdiff.assist.colours import region_colour
+from pairdiff.assist.drafts import Evidence, draft_sentence, suggest_entity
+from pairdiff.lazy import lazy_module
+from pairdiff.pixeldiff.decode import DecodeError, common_frame, decode
+from pairdiff.pixeldiff.predictor import analyse
+from pairdiff.pixeldiff.settings import Settings
+
+ndi = lazy_module("scipy.ndimage")
+transform = lazy_module("skimage.transform")
+
+VERSION = 1
+Xyxy = tuple[float, float, float, float]
+# Kinds whose change sits in the same place on both sides: one extent serves A and B.
+_IN_PLACE = {"colour", "lighting", "noise", "blur", "other"}
+
+
+@dataclass(frozen=True)
+class Component:
+    """One change the pixels show. Boxes are in each side's own pixels (none: that side is
+    absent); zone_a / zone_b are where a click on that side picks it (an absent side's zone is
+    the other side's box brought over). whole: a whole-image change."""
+
+    kind: str
+    category: str
+    boxes_a: list[list[int]]
+    boxes_b: list[list[int]]
+    zone_a: list[int]
+    zone_b: list[int]
+    draft: str
+    entity: str
+    confidence: float
+    whole: bool = False
+
+    def to_json(self) -> dict:
+        return {
+            "kind": self.kind,
+            "category": self.category,
+            "boxes_a": self.boxes_a,
+            "boxes_b": self.boxes_b,
+            "zone_a": self.zone_a,
+            "zone_b": self.zone_b,
+            "draft": self.draft,
+            "entity": self.entity,
+            "confidence": self.confidence,
+            "whole": self.whole,
+        }
+
+
+@dataclass(frozen=True)
+class Assist:
+    """Everything the workspace needs for one pair; error is set (and the rest empty) when the
+    images could not be analysed."""
+
+    alignment: Alignment | None
+    components: list[Component] = field(default_factory=list)
+    error: str = ""
+
+    def to_json(self) -> dict:
+        return {
+            "version": VERSION,
+            "alignment": self.alignment.to_json() if self.alignment else None,
+            "components": [c.to_json() for c in self.components],
+        }
+
+
+def precompute(
+    image_a: bytes,
+    image_b: bytes,
+    *,
+    categories: Sequence[str],
+    vocabulary: Sequence[str] = (),
+    instruction: str = "",
+    settings: Settings | None = None,
+) -> Assist:
+    """The assist of one pair; never raises on bad images (the error says why)."""
+    s = settings or Settings()
+    try:
+        a = decode(image_a, s.max_pixels, "A")
+        b = decode(image_b, s.max_pixels, "B")
+    except DecodeError as exc:
+        return Assist(None, error=str(exc))
+    alignment = estimate_alignment(a, b)
+    return Assist(alignment, _components(a, b, alignment, categories, vocabulary, instruction, s))
+
+
+def _components(
+    a: np.ndarray,
+    b: np.ndarray,
+    alignment: Alignment,
+    categories: Sequence[str],
+    vocabulary: Sequence[str],
+    instruction: str,
+    s: Settings,
+) -> list[Component]:
+    ha, wa = a.shape[:2]
+    hb, wb = b.shape[:2]
+    m = np.asarray(alignment.matrix, float)
+    inverse = np.linalg.inv(m)
+    b_on_a = _onto_a(a, b, m)
+    if alignment.is_frame_scale:
+        # pixeldiff's own frame handling (and its resolution finding) for a pure resize.
+        frames = common_frame(a, b, s.max_side)
+    else:
+        frames = common_frame(a, b_on_a, s.max_side)
+    result, findings = analyse(frames, categories, s)
+    refine = _Refiner(a, b_on_a, frames.shape)
+    out = []
+    for change, finding in zip(result.changes, findings, strict=True):
+        whole = finding.kind.startswith("global:")
+        boxes_a = [_xyxy(b) for b in change.boxes_a]
+        boxes_b = [_xyxy(b) for b in change.boxes_b]
+        if alignment.is_frame_scale:
+            # pixeldiff gave B's boxes in B's pixels; with B brought onto A they are in A's.
+            boxes_b = [x for x in (map_box(inverse, b, (wa, ha)) for b in boxes_b) if x]
+        if whole:
+            boxes_a = boxes_b = [(0.0, 0.0, float(wa), float(ha))]
+        else:
+            boxes_a, boxes_b = refine.boxes(finding.kind, boxes_a, boxes_b)
+        first_a, first_b = (boxes_a or [None])[0], (boxes_b or [None])[0]
+        evidence = Evidence(
+            kind=finding.kind,
+            detail=finding.detail,
+            box_a=first_a,
+            box_b_on_a=first_b,
+            colour_a=refine.colour(a, first_a or first_b),
+            colour_b=refine.colour(b_on_a, first_b or first_a),
+            size_a=(wa, ha),
+            sentence=change.description,
+            count=max(len(boxes_a), len(boxes_b)),
+        )
+        entity = suggest_entity(finding.kind, vocabulary, instruction)
+        if whole:
+            on_b = [(0.0, 0.0, float(wb), float(hb))]
+        else:
+            on_b = [x for x in (map_box(m, b, (wb, hb)) for b in boxes_b) if x]
+        zone_a = _extent(boxes_a or boxes_b)
+        zone_b = _extent(on_b) or _extent(
+            [x for x in (map_box(m, b, (wb, hb)) for b in boxes_a) if x]
+        )
+        if zone_a is None or zone_b is None:
+            continue  # B shows nothing of where it happened (outside a crop)
+        out.append(
+            Component(
+                kind=finding.kind,
+                category=change.category,
+                boxes_a=[_pixels(b, (wa, ha)) for b in boxes_a],
+                boxes_b=[_pixels(b, (wb, hb)) for b in on_b],
+                zone_a=_pixels(zone_a, (wa, ha)),
+                zone_b=_pixels(zone_b, (wb, hb)),
+                draft=draft_sentence(evidence, entity),
+                entity=entity,
+                confidence=float(change.confidence or 0.0),
+                whole=whole,
+            )
+        )
+    return out
+
+
+def _xyxy(box) -> Xyxy:
+    return (float(box.x1), float(box.y1), float(box.x2), float(box.y2))
+
+
+def _extent(boxes: Sequence[Xyxy]) -> Xyxy | None:
+    """The box around all of them, None for none."""
+    if not boxes:
+        return None
+    return (
+        min(b[0] for b in boxes),
+        min(b[1] for b in boxes),
+        max(b[2] for b in boxes),
+        max(b[3] for b in boxes),
+    )
+
+
+def _pixels(box: Xyxy, size: tuple[int, int]) -> list[int]:
+    """Whole pixels, outward, inside the frame."""
+    w, h = size
+    x1 = min(max(0, math.floor(box[0] + 1e-6)), w - 1)
+    y1 = min(max(0, math.floor(box[1] + 1e-6)), h - 1)
+    x2 = max(min(w, math.ceil(box[2] - 1e-6)), x1 + 1)
+    y2 = max(min(h, math.ceil(box[3] - 1e-6)), y1 + 1)
+    return [x1, y1, x2, y2]
+
+
+def _onto_a(a: np.ndarray, b: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """B resampled into A's frame through the alignment; where B shows nothing, A's pixels
+    (no difference there, rather than a border of false changes)."""
+    ha, wa = a.shape[:2]
+    if np.allclose(m, np.eye(3)) and b.shape == a.shape:
+        return b
+    if np.allclose(m[:2, 1], [0, m[1, 1]]) and np.allclose(m[:2, 2], 0) and m[0, 1] == 0:
+        # A pure frame scale: Pillow's resize, as pixeldiff's common frame does.
+        return np.asarray(Image.fromarray(b).resize((wa, ha), Image.Resampling.LANCZOS), np.uint8)
+    tform = transform.ProjectiveTransform(matrix=m)
+    warped = transform.warp(
+        b.astype(np.float32),
+        tform,
+        output_shape=(ha, wa),
+        order=1,
+        cval=np.nan,
+        preserve_range=True,
+    )
+    invalid = np.isnan(warped).any(axis=-1)
+    out = np.clip(np.nan_to_num(warped), 0, 255).round().astype(np.uint8)
+    out[invalid] = a[invalid]
+    return out
+
+
+class _Refiner:
+    """Tightens boxes in A's frame to where A and B-on-A differ beyond the pair's noise."""
+
+    def __init__(self, a: np.ndarray, b_on_a: np.ndarray, work_shape: tuple[int, int]) -> None:
+        self.diff = np.abs(a.astype(np.int16) - b_on_a.astype(np.int16)).max(axis=-1)
+        # Most of a pair is unchanged: the median difference is its noise floor (0 for a
+        # lossless edit, a few levels for JPEG).
+        noise = float(np.median(self.diff))
+        self.level = max(3.0, 3.0 * noise + 2.0)
+        ha, wa = a.shape[:2]
+        # pixeldiff's boxes are whole pixels of a smaller frame: out by up to one of them.
+        self.pad = math.ceil(max(wa / work_shape[1], ha / work_shape[0])) + 3
+
+    def boxes(
+        self, kind: str, boxes_a: list[Xyxy], boxes_b: list[Xyxy]
+    ) -> tuple[list[Xyxy], list[Xyxy]]:
+        if kind in _IN_PLACE and boxes_a:
+            tight = [self.extent(b) for b in boxes_a]
+            return tight, list(tight)
+        if any(_overlap(p, q) for p in boxes_a for q in boxes_b):
+            return boxes_a, boxes_b  # a resize or a short move: the two extents run together
+        return [self.extent(b) for b in boxes_a], [self.extent(b) for b in boxes_b]
+
+    def extent(self, box: Xyxy) -> Xyxy:
+        h, w = self.diff.shape
+        x1, y1 = max(0, int(box[0]) - self.pad), max(0, int(box[1]) - self.pad)
+        x2, y2 = min(w, math.ceil(box[2]) + self.pad), min(h, math.ceil(box[3]) + self.pad)
+        over = self.diff[y1:y2, x1:x2] > self.level
+        # A pixel with two neighbours over the level too is part of a region; lone ones are
+        # noise (JPEG ringing, dithering) and do not widen the box.
+        window = over & (ndi.convolve(over.astype(np.uint8), np.ones((3, 3), np.uint8)) >= 3)
+        if window.sum() < 0.05 * (box[2] - box[0]) * (box[3] - box[1]):
+            return box  # too little clear difference to trust over pixeldiff's region
+        rows = np.flatnonzero(window.any(axis=1))
+        cols = np.flatnonzero(window.any(axis=0))
+        return (
+            float(x1 + cols[0]),
+            float(y1 + rows[0]),
+            float(x1 + cols[-1] + 1),
+            float(y1 + rows[-1] + 1),
+        )
+
+    def colour(self, rgb: np.ndarray, box: Xyxy | None) -> str:
+        if box is None:
+            return ""
+        x1, y1, x2, y2 = (int(box[0]), int(box[1]), math.ceil(box[2]), math.ceil(box[3]))
+        crop = rgb[y1:y2, x1:x2]
+        if not crop.size:
+            return ""
+        return region_colour(crop, self.diff[y1:y2, x1:x2] > self.level)
+
+
+def _overlap(p: Xyxy, q: Xyxy) -> bool:
+    return min(p[2], q[2]) > max(p[0], q[0]) and min(p[3], q[3]) > max(p[1], q[1])
