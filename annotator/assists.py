@@ -25,7 +25,7 @@ def pair_assist_compute(pair: Pair) -> PairAssist:
     assist = precompute(
         data_a,
         data_b,
-        categories=project.category_slugs(),
+        categories=project.category_slugs,
         vocabulary=project.entity_vocabulary,
         instruction=pair.instruction,
     )
