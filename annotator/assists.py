@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 from celery import shared_task
 
-from annotator.models import Assignment, AssignmentState, Pair, PairAssist
+from annotator.models import Assignment, AssignmentState, Change, Pair, PairAssist
 from config.enqueue import enqueue_on_commit
 from pairdiff.assist import precompute
 from pairdiff.assist.components import VERSION
@@ -106,3 +106,49 @@ def workspace_assist(assignment: Assignment) -> dict | None:
     keep = ("kind", "boxes_a", "boxes_b", "zone_a", "zone_b", "whole")
     components = [c if drafts else {k: c[k] for k in keep if k in c} for c in row.components]
     return {"alignment": row.alignment, "components": components, "drafts": drafts}
+
+
+def draft_acceptance(project) -> dict[int, tuple[int, int]]:
+    """Per annotator id: (changes submitted where drafts were offered, of those, how many kept a
+    draft's sentence unchanged). A change counts as offered when its pair had drafts and they
+    were offered to that annotator (the project's setting as it is now; gold pairs and second
+    annotators as the rule says)."""
+    drafts = {
+        pair_id: {c.get("draft", "").strip() for c in components} - {""}
+        for pair_id, components in PairAssist.objects.filter(
+            pair__project=project, error=""
+        ).values_list("pair_id", "components")
+    }
+    if project.draft_descriptions == DraftDescriptions.OFF or not drafts:
+        return {}
+    first: dict[int, int] = {}
+    for pair_id, pk in (
+        Assignment.objects.filter(
+            pair_id__in=drafts,
+            state__in=[AssignmentState.LEASED, AssignmentState.SUBMITTED],
+        )
+        .order_by("pk")
+        .values_list("pair_id", "pk")
+    ):
+        first.setdefault(pair_id, pk)
+    counts: dict[int, list[int]] = {}
+    rows = (
+        Change.objects.filter(annotation__pair_id__in=drafts)
+        .values_list(
+            "annotation__annotator_id",
+            "annotation__pair_id",
+            "annotation__assignment_id",
+            "annotation__pair__is_gold",
+            "description",
+        )
+        .order_by()
+    )
+    for user_id, pair_id, assignment_id, gold, description in rows:
+        if project.draft_descriptions == DraftDescriptions.FIRST and (
+            gold or first.get(pair_id) != assignment_id
+        ):
+            continue
+        n = counts.setdefault(user_id, [0, 0])
+        n[0] += 1
+        n[1] += description.strip() in drafts[pair_id]
+    return {user_id: (n[0], n[1]) for user_id, n in counts.items()}

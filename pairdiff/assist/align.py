@@ -31,6 +31,8 @@ _MIN_OVERLAP = 0.25
 # Grey levels a more complex candidate must beat a simpler one by to be chosen.
 _MARGIN = 1.5
 GRID = 8
+# Candidates that agree with the frame scale to this many B pixels at every corner of A are it.
+_SAME_PX = 1.5
 
 
 @dataclass(frozen=True)
@@ -124,7 +126,21 @@ def estimate_alignment(rgb_a: np.ndarray, rgb_b: np.ndarray) -> Alignment:
     residual, kind, m, overlap, grid = min(
         (s for s in scored if s[0] <= best + _MARGIN), key=lambda s: (order[s[1]], s[0])
     )
+    if kind != "scale" and _moves_under(m, scale, (wa, ha), _SAME_PX):
+        # A sub-pixel "shift" is the resampling of a resize, not a camera that moved: the frame
+        # scale it is, so a resized pair mirrors exactly as it always did.
+        kind, m = "scale", scale
+        residual, overlap, grid = _residual(ga, gb, to_work @ scale @ from_work)
     return Alignment(m.tolist(), kind, residual, overlap, grid)
+
+
+def _moves_under(m: np.ndarray, other: np.ndarray, size: tuple[int, int], px: float) -> bool:
+    """No corner of A lands more than px (B pixels) away under m than under other."""
+    w, h = size
+    corners = np.array([[0, 0, 1], [w, 0, 1], [0, h, 1], [w, h, 1]], float)
+    p, q = corners @ m.T, corners @ other.T
+    gap = p[:, :2] / p[:, 2:3] - q[:, :2] / q[:, 2:3]
+    return bool(np.abs(gap).max() < px)
 
 
 def _good(scored: list) -> bool:

@@ -39,7 +39,8 @@ export function mapBox(m, box, frame) {
  */
 export function createAssist(assist) {
   const components = assist?.components ?? [];
-  const forward = assist?.alignment?.matrix ?? null;
+  // The frame scale is what mirroring does without an assist (box.js mirrorBox, exactly).
+  const forward = assist?.alignment?.kind === "scale" ? null : assist?.alignment?.matrix ?? null;
   const backward = forward ? invert(forward) : null;
   return {
     available: components.length > 0,

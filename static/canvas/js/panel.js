@@ -211,11 +211,8 @@ export function createPanel(root, ctx) {
       const slot = el.dataset.error ?? el.dataset.errorFor;
       let field = el.closest("[data-field]")?.querySelector("input:not([disabled]), select, textarea");
       if (!field && card && slot) field = card.querySelector(`[data-input=${slot}]:not([disabled])`);
-      if (!field && card && /^boxes_[ab]$/.test(slot)) {
-        store.select(indexOf(card), slot.slice(-1), -1); // draw it there: the images take the keys
-        return ctx.focusStage?.();
-      }
-      if (!field && slot === "changes") return ctx.focusStage?.();
+      // A missing box or change is drawn on the images (or mirrored there with C): they take the keys.
+      if (!field && (/^boxes_[ab]$/.test(slot) || slot === "changes")) return ctx.focusStage?.();
       (field ?? card?.querySelector("select"))?.focus({ preventScroll: true });
     },
     focusActive(field = "description") {
