@@ -214,3 +214,24 @@ def test_every_refused_submit_focuses_its_first_error(page, project, annotator_1
         page.keyboard.press("c")
         expect(page.locator("[data-error=boxes_b]").first).to_be_hidden()
     wait_for_saved_draft(page, config["assignment"])
+
+
+def test_enter_names_the_present_side_when_the_active_side_is_absent(page, project, annotator_1):
+    make_pair(project)
+    log_in(page, "annotator_1")
+    config = start_annotating(page)
+    a = config["sides"]["a"]
+    draw_box(page, panel(page, 0, a, a), (60, 40), (140, 100))
+    page.keyboard.press("Tab")
+    page.keyboard.press("x")  # removed in B: B is the active side, and absent
+    page.keyboard.press("Shift+1")
+    page.keyboard.press("Enter")
+    page.keyboard.type("The square disappeared.")
+    page.keyboard.press("Escape")
+    page.keyboard.press("Enter")
+    expect(page.locator("[data-input=entity_a]").first).to_be_focused()
+    page.keyboard.type("square")
+    page.keyboard.press("Escape")
+    (change,) = answer(page)["changes"]
+    assert (change["description"], change["entity_a"]) == ("The square disappeared.", "square")
+    wait_for_saved_draft(page, config["assignment"])

@@ -117,10 +117,13 @@ export function createActions(ws) {
       if (!c) return ws.status("Draw a box first, or press N for a new change");
       const side = store.state.sel.side;
       // While B is linked to A, B's name is A's: the field to fill is A's (typing into B
-      // would unlink it and leave A empty).
+      // would unlink it and leave A empty). Otherwise the active side's, or the other one's
+      // when the active side is absent or named already.
       const linked = c.linked && !c.absent_a && !c.absent_b;
-      const named = linked ? "a" : side;
-      const entity = c[`absent_${named}`] ? null : `entity_${named}`;
+      const entity = (linked ? ["a"] : [side, otherSide(side)])
+        .filter((s) => !c[`absent_${s}`])
+        .map((s) => `entity_${s}`)
+        .find((f) => !String(c[f]).trim()) ?? null;
       const empty = ["category", "description", entity].find((f) => f && !String(c[f]).trim());
       ws.panel.focusActive(empty ?? "description");
     },
