@@ -2,10 +2,13 @@
 assists off (today's taught keyboard path) and on (click-to-box and drafts), side by side.
 
     .venv/bin/python bench/annotate_keystrokes.py [--pairs 20] [--seed 0] [--port 8131]
+                                                  [--synthesized] [--json FILE]
 
 Set-up: a fresh SQLite database under a temporary folder; two projects (VDiff-Bench categories,
 overlap 1) with the same `--pairs` pairs from the demo generator (pairdiff.synth.make_pair:
-real photos, programmatic edits of twelve kinds, known answers), one with the assists
+real photos, programmatic edits of twelve kinds, known answers; with --synthesized, pairs of all
+ten VDiff-Bench categories made from photos the demo never edits, as bench/pixeldiff.py does),
+the project vocabulary the known entities, one with the assists
 precomputed as the worker does after an import and drafts on, one without (by hand). The app is
 served by `manage.py runserver` (DEBUG=1, no broker) on 127.0.0.1:`--port`; Debian's Chromium
 (headless, 1400×900) is driven by Playwright as an annotator who knows each pair's answer:
@@ -104,7 +107,7 @@ class Cost:
         return total
 
 
-def seed(n: int, seed_: int) -> dict:
+def seed(n: int, seed_: int, synthesized: bool = False) -> dict:
     """Two projects with the same pairs; returns {pair id: its known changes}."""
     import django
     from django.core.management import call_command
@@ -119,7 +122,14 @@ def seed(n: int, seed_: int) -> dict:
     from projects.members import membership_set, user_ensure
     from projects.models import DraftDescriptions, Preset, Role
 
-    pairs = [make_pair(i, seed_) for i in range(n)]
+    if synthesized:
+        from bench.pixeldiff import bench_photos, synthesized_pairs
+
+        skipped: list[str] = []
+        made_pairs = synthesized_pairs(bench_photos(None), 4, range(seed_, seed_ + 1), skipped)
+        pairs = [p for _, p in zip(range(n), made_pairs, strict=False)]
+    else:
+        pairs = [make_pair(i, seed_) for i in range(n)]
     vocabulary = sorted(
         {e for p in pairs for c in p.changes for e in (c.entity_a, c.entity_b) if e}
     )
@@ -358,6 +368,12 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--port", type=int, default=8131)
+    parser.add_argument(
+        "--synthesized",
+        action="store_true",
+        help="pairs as `manage.py synthesize` makes them (all ten VDiff-Bench categories) from "
+        "scikit-image photos the demo never edits, instead of the demo generator's",
+    )
     parser.add_argument("--json", type=Path, help="write every pair's figures here")
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="diffmark-keystrokes-"))
@@ -373,7 +389,7 @@ def main() -> None:
     os.environ.update(env)
     os.environ.pop("CELERY_BROKER_URL", None)
     t0 = time.monotonic()
-    known = seed(args.pairs, args.seed)
+    known = seed(args.pairs, args.seed, args.synthesized)
     print(f"seeded {args.pairs} pairs × 2 projects in {time.monotonic() - t0:.1f} s", flush=True)
     server = subprocess.Popen(
         [sys.executable, "manage.py", "runserver", f"127.0.0.1:{args.port}", "--noreload"],
@@ -439,7 +455,10 @@ def _report(results: dict, args) -> None:
     off, on = summary(results["off"]), summary(results["on"])
     clicks = sorted(results["on"][0].get("click_ms", []))
     p95 = clicks[max(0, int(0.95 * len(clicks)) - 1)] if clicks else float("nan")
-    print(f"\n{args.pairs} pairs (pairdiff.synth.make_pair, seed {args.seed}), medians per pair:")
+    source = (
+        "synthesized (pairdiff.synth.custom)" if args.synthesized else "pairdiff.synth.make_pair"
+    )
+    print(f"\n{args.pairs} pairs ({source}, seed {args.seed}), medians per pair:")
     print("| | keystrokes (range) | clicks | drags | seconds (KLM; mean) | IoU A | IoU B |")
     print("|---|---|---|---|---|---|---|")
     for name, s in (("assists off", off), ("assists on", on)):

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createAssist, mapBox } from "../../static/canvas/js/assist.js";
+import { alignmentNote, createAssist, mapBox } from "../../static/canvas/js/assist.js";
 import { createStore } from "../../static/canvas/js/state.js";
 
 const frames = { a: { width: 640, height: 480 }, b: { width: 600, height: 440 } };
@@ -63,4 +63,14 @@ test("a found change fills both sides, marks an empty side absent, and its draft
 test("without drafts offered, a change has no draft to accept", () => {
   const assist = createAssist({ ...shifted, drafts: false });
   assert.equal(assist.drafts, false);
+});
+
+test("the status line names a shift and where the alignment is poorest; nothing for a resize", () => {
+  const grid = Array.from({ length: 8 }, () => Array(8).fill(0.5));
+  grid[0][7] = 40;
+  const note = alignmentNote({ ...shifted.alignment, grid });
+  assert.match(note, /^B is shifted -40, -30 px against A/);
+  assert.match(note, /poorest at the top right\)$/);
+  assert.equal(alignmentNote({ kind: "scale", matrix: [[1, 0, 0], [0, 1, 0], [0, 0, 1]], residual: 0 }), "");
+  assert.equal(alignmentNote(null), "");
 });

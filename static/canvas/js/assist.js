@@ -77,3 +77,29 @@ export function createAssist(assist) {
     },
   };
 }
+
+const ROWS = ["top", "", "bottom"];
+const COLS = ["left", "", "right"];
+
+/**
+ * What the status line says of a pair's alignment when it is more than a resize: how B sits on
+ * A, its residual (grey levels) and where it is poorest; "" for the frame scale or none.
+ */
+export function alignmentNote(alignment) {
+  if (!alignment || alignment.kind === "scale") return "";
+  const m = alignment.matrix;
+  const how = alignment.kind === "translation"
+    ? `shifted ${Math.round(m[0][2])}, ${Math.round(m[1][2])} px`
+    : "cropped or rescaled (affine)";
+  let worst = null;
+  (alignment.grid ?? []).forEach((row, i) => row.forEach((v, j) => {
+    if (v !== null && (!worst || v > worst.v)) worst = { v, i, j };
+  }));
+  const n = alignment.grid?.length ?? 0;
+  let where = "";
+  if (worst && worst.v > 3 * alignment.residual + 10 && n) {
+    const part = (k) => Math.min(2, Math.floor((3 * k) / n));
+    where = `, poorest at the ${[ROWS[part(worst.i)], COLS[part(worst.j)]].filter(Boolean).join(" ") || "centre"}`;
+  }
+  return `B is ${how} against A: C mirrors through it (residual ${alignment.residual} grey levels${where})`;
+}
