@@ -73,7 +73,10 @@ class Project(models.Model):
     gold_feedback = models.BooleanField(default=False)
     # Drafted descriptions anchor what people write: a lead chooses where they are offered.
     draft_descriptions = models.CharField(
-        max_length=8, choices=DraftDescriptions.choices, default=DraftDescriptions.FIRST
+        "drafted descriptions",
+        max_length=8,
+        choices=DraftDescriptions.choices,
+        default=DraftDescriptions.FIRST,
     )
     licence = models.CharField(max_length=200, blank=True)
     rotated_boxes = models.CharField(
