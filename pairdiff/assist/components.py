@@ -19,7 +19,9 @@ from pairdiff.assist.align import Alignment, estimate_alignment, map_box
 from pairdiff.assist.colours import region_colour
 from pairdiff.assist.drafts import Evidence, draft_sentence, suggest_entity
 from pairdiff.lazy import lazy_module
+from pairdiff.pixeldiff import words
 from pairdiff.pixeldiff.decode import DecodeError, common_frame, decode
+from pairdiff.pixeldiff.maps import to_lab
 from pairdiff.pixeldiff.predictor import analyse
 from pairdiff.pixeldiff.settings import Settings
 
@@ -122,7 +124,7 @@ def _components(
         frames = common_frame(a, b_on_a, s.max_side)
     result, findings = analyse(frames, categories, s)
     refine = _Refiner(a, b_on_a, frames.shape)
-    out = []
+    found = []
     for change, finding in zip(result.changes, findings, strict=True):
         whole = finding.kind.startswith("global:")
         boxes_a = [_xyxy(b) for b in change.boxes_a]
@@ -134,44 +136,160 @@ def _components(
             boxes_a = boxes_b = [(0.0, 0.0, float(wa), float(ha))]
         else:
             boxes_a, boxes_b = refine.boxes(finding.kind, boxes_a, boxes_b)
-        first_a, first_b = (boxes_a or [None])[0], (boxes_b or [None])[0]
+        found.append(
+            _Found(
+                finding.kind,
+                finding.detail,
+                change.category,
+                change.description,
+                float(change.confidence or 0.0),
+                boxes_a,
+                boxes_b,
+                whole,
+            )
+        )
+    found = _moves(found, a, b_on_a, categories)
+    out = []
+    for f in found:
+        first_a, first_b = (f.boxes_a or [None])[0], (f.boxes_b or [None])[0]
         evidence = Evidence(
-            kind=finding.kind,
-            detail=finding.detail,
+            kind=f.kind,
+            detail=f.detail,
             box_a=first_a,
             box_b_on_a=first_b,
             colour_a=refine.colour(a, first_a or first_b),
             colour_b=refine.colour(b_on_a, first_b or first_a),
             size_a=(wa, ha),
-            sentence=change.description,
-            count=max(len(boxes_a), len(boxes_b)),
+            sentence=f.sentence,
+            count=max(len(f.boxes_a), len(f.boxes_b)),
         )
-        entity = suggest_entity(finding.kind, vocabulary, instruction)
-        if whole:
+        entity = suggest_entity(f.kind, vocabulary, instruction)
+        if f.whole:
             on_b = [(0.0, 0.0, float(wb), float(hb))]
         else:
-            on_b = [x for x in (map_box(m, b, (wb, hb)) for b in boxes_b) if x]
-        zone_a = _extent(boxes_a or boxes_b)
+            on_b = [x for x in (map_box(m, box, (wb, hb)) for box in f.boxes_b) if x]
+        zone_a = _extent(f.boxes_a or f.boxes_b)
         zone_b = _extent(on_b) or _extent(
-            [x for x in (map_box(m, b, (wb, hb)) for b in boxes_a) if x]
+            [x for x in (map_box(m, box, (wb, hb)) for box in f.boxes_a) if x]
         )
         if zone_a is None or zone_b is None:
             continue  # B shows nothing of where it happened (outside a crop)
         out.append(
             Component(
-                kind=finding.kind,
-                category=change.category,
-                boxes_a=[_pixels(b, (wa, ha)) for b in boxes_a],
-                boxes_b=[_pixels(b, (wb, hb)) for b in on_b],
+                kind=f.kind,
+                category=f.category,
+                boxes_a=[_pixels(box, (wa, ha)) for box in f.boxes_a],
+                boxes_b=[_pixels(box, (wb, hb)) for box in on_b],
                 zone_a=_pixels(zone_a, (wa, ha)),
                 zone_b=_pixels(zone_b, (wb, hb)),
                 draft=draft_sentence(evidence, entity),
                 entity=entity,
-                confidence=float(change.confidence or 0.0),
-                whole=whole,
+                confidence=f.confidence,
+                whole=f.whole,
             )
         )
     return out
+
+
+@dataclass
+class _Found:
+    """One change on its way to a Component: boxes of both sides in A's frame."""
+
+    kind: str
+    detail: str
+    category: str
+    sentence: str
+    confidence: float
+    boxes_a: list[Xyxy]
+    boxes_b: list[Xyxy]
+    whole: bool
+
+
+# Two regions are one move when their sizes differ by less than this factor per axis and
+# what A showed at the first is what B shows at the second (normalised correlation of their
+# grey levels at least this), clearly more than what B shows at the first.
+_MOVE_SIZE = 1.5
+_MOVE_CORRELATION = 0.7
+_MOVE_DELTA_E = 12.0  # flat look-alikes (no texture to correlate): median colours this close
+_LOCAL_KINDS = {"appear", "disappear", "other", "colour", "move"}
+
+
+def _moves(
+    found: list[_Found], a: np.ndarray, b_on_a: np.ndarray, categories: Sequence[str]
+) -> list[_Found]:
+    """Join the place something left with the place a look-alike arrived (pixeldiff sees a long
+    move as two changes: a disappearance and an appearance, or two regions changed in place):
+    one move, its box on A where it was and on B where it went. Best matches first; each
+    region takes part in one move at most."""
+    local = [f for f in found if not f.whole and f.kind in _LOCAL_KINDS and f.kind != "move"]
+    sources = [f for f in local if len(f.boxes_a) == 1]
+    targets = [f for f in local if len(f.boxes_b) == 1]
+    options = []
+    for g in sources:
+        for c in targets:
+            if c is g:
+                continue
+            score = _carried(g.boxes_a[0], c.boxes_b[0], a, b_on_a)
+            if score is not None:
+                options.append((-score, id(g), id(c), g, c))
+    used: set[int] = set()
+    joined = []
+    for _, gi, ci, g, c in sorted(options, key=lambda o: o[0]):
+        if gi in used or ci in used:
+            continue
+        used |= {gi, ci}
+        category = words.category("move", categories) or g.category
+        joined.append(
+            _Found(
+                "move",
+                "",
+                category,
+                "",
+                min(g.confidence, c.confidence),
+                g.boxes_a,
+                c.boxes_b,
+                False,
+            )
+        )
+    return [f for f in found if id(f) not in used] + joined
+
+
+def _carried(src: Xyxy, dst: Xyxy, a: np.ndarray, b_on_a: np.ndarray) -> float | None:
+    """How surely what A showed at src is what B shows at dst (B in A's frame): a score, or None
+    when their sizes differ too much, or the content did not go there (or stayed at src)."""
+    ws, hs = src[2] - src[0], src[3] - src[1]
+    wd, hd = dst[2] - dst[0], dst[3] - dst[1]
+    if min(ws, hs, wd, hd) < 2 or max(ws / wd, wd / ws, hs / hd, hd / hs) > _MOVE_SIZE:
+        return None
+    there = _ncc(_patch(a, src), _patch(b_on_a, dst))
+    if there is not None:
+        stayed = _ncc(_patch(a, src), _patch(b_on_a, src)) or 0.0  # None: a flat fill there
+        return there if there >= _MOVE_CORRELATION and there > stayed + 0.2 else None
+    # Flat content: nothing to correlate, so the colours decide.
+    distance = float(np.linalg.norm(_median_lab(a, src) - _median_lab(b_on_a, dst)))
+    return 1.0 - distance / _MOVE_DELTA_E if distance < _MOVE_DELTA_E else None
+
+
+def _crop(rgb: np.ndarray, box: Xyxy) -> np.ndarray:
+    x1, y1, x2, y2 = int(box[0]), int(box[1]), math.ceil(box[2]), math.ceil(box[3])
+    return np.ascontiguousarray(rgb[y1:y2, x1:x2, :3])
+
+
+def _patch(rgb: np.ndarray, box: Xyxy, side: int = 24) -> np.ndarray:
+    grey = Image.fromarray(_crop(rgb, box)).convert("L").resize((side, side), Image.BILINEAR)
+    return np.asarray(grey, np.float32)
+
+
+def _ncc(p: np.ndarray, q: np.ndarray) -> float | None:
+    p, q = p - p.mean(), q - q.mean()
+    norm = float(np.sqrt((p * p).sum() * (q * q).sum()))
+    if norm < 1e-6 or min(p.std(), q.std()) < 4.0:  # too flat to say
+        return None
+    return float((p * q).sum() / norm)
+
+
+def _median_lab(rgb: np.ndarray, box: Xyxy) -> np.ndarray:
+    return np.median(to_lab(_crop(rgb, box)).reshape(-1, 3), axis=0)
 
 
 def _xyxy(box) -> Xyxy:

@@ -155,3 +155,33 @@ def test_entity_suggestions_come_only_from_the_vocabulary():
     assert suggest_entity("colour", words, "Make the round mission patch red.") == "mission patch"
     assert suggest_entity("colour", words, "Make the mug red.") == ""
     assert suggest_entity("global:lighting", words, "") == "image"
+
+
+def test_a_disappearance_and_its_look_alike_appearance_are_joined_into_one_move():
+    from pairdiff.assist.components import _Found, _moves
+
+    rng = np.random.default_rng(0)
+    thing = rng.integers(0, 255, (30, 40, 3), dtype=np.uint8)
+    a = np.full((200, 300, 3), 90, np.uint8)
+    b = a.copy()
+    a[20:50, 30:70] = thing  # here on A ...
+    b[120:150, 200:240] = thing  # ... there on B
+    gone = _Found("disappear", "", "appear_disappear", "", 0.9, [(30, 20, 70, 50)], [], False)
+    came = _Found("appear", "", "appear_disappear", "", 0.8, [], [(200, 120, 240, 150)], False)
+    other = _Found(
+        "colour",
+        "",
+        "regional_colour",
+        "",
+        0.7,
+        [(0, 150, 20, 170)] * 1,
+        [(0, 150, 20, 170)],
+        False,
+    )
+    (kept, move) = _moves([gone, came, other], a, b, CATEGORIES)
+    assert kept is other
+    assert (move.kind, move.category) == ("move", "position")
+    assert (move.boxes_a, move.boxes_b) == ([(30, 20, 70, 50)], [(200, 120, 240, 150)])
+    # Something else arriving is not the thing that left.
+    b[120:150, 200:240] = rng.integers(0, 255, (30, 40, 3), dtype=np.uint8)
+    assert [f.kind for f in _moves([gone, came], a, b, CATEGORIES)] == ["disappear", "appear"]
