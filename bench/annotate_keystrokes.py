@@ -19,9 +19,12 @@ served by `manage.py runserver` (DEBUG=1, no broker) on 127.0.0.1:`--port`; Debi
   and Ctrl+Enter. The drags land on the known boxes, so their IoU is that of the screen's
   rounding: a person's hand is less exact.
 - on: per change, one click on the centre of the known box (on B when A is absent; anywhere for a
-  whole-image change), A to accept the draft, Shift+digit only when the drafted category is not
-  the known one, Enter and type the entity only when the draft has none; then the tier and
-  Ctrl+Enter. When the click finds no region the annotator falls back to the off path.
+  whole-image change), A to accept the draft, C (mirror) when the click left a side absent
+  where the known answer has a box, X when it boxed a side the answer has absent (Tab first
+  when the other side is active), Shift+digit only when the drafted category is not the known
+  one, Enter and type the entity only when the draft has none; then the tier and Ctrl+Enter.
+  Boxes are not redrawn: a poor box shows in the IoU. When the click finds no region the
+  annotator falls back to the off path. The drafted description is kept as it is.
 
 Counted: every key press (a character needing Shift counts two, Ctrl+Enter and Shift+digit two),
 every click, every drag. Seconds by the keystroke-level model (Card, Moran & Newell 1980) with
@@ -275,6 +278,22 @@ def _assisted(page, config, change, i, categories, cost) -> bool:
     page.keyboard.press("a")  # accept the draft (after reading it: M)
     cost.keys(1)
     got = json.loads(page.locator("textarea[name=answer]").input_value())["changes"][i]
+    # A side the click got wrong: boxed where nothing is (X marks it absent), or absent where
+    # the thing is (C mirrors the other side's box there through the alignment).
+    for fix in ("a", "b"):
+        other = "b" if fix == "a" else "a"
+        wrong_absent = change[f"boxes_{fix}"] and not got[f"boxes_{fix}"] and got[f"boxes_{other}"]
+        wrong_boxed = not change[f"boxes_{fix}"] and got[f"boxes_{fix}"]
+        if not (wrong_absent or wrong_boxed):
+            continue
+        active = page.evaluate("() => window.diffmarkWorkspace.store.state.sel.side")
+        want = other if wrong_absent else fix  # C works from the other side, X on this one
+        if active != want:
+            page.keyboard.press("Tab")
+            cost.keys(1, mental=False)
+        page.keyboard.press("c" if wrong_absent else "x")
+        cost.keys(1)
+        got = json.loads(page.locator("textarea[name=answer]").input_value())["changes"][i]
     if got["category"] != change["category"]:
         k = categories.index(change["category"])
         page.keyboard.press(f"Shift+Digit{(k + 1) % 10}")

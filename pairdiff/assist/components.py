@@ -151,7 +151,8 @@ def _components(
     found = _moves(found, a, b_on_a, categories)
     out = []
     for f in found:
-        first_a, first_b = (f.boxes_a or [None])[0], (f.boxes_b or [None])[0]
+        first_a = f.boxes_a[0] if f.boxes_a else None
+        first_b = f.boxes_b[0] if f.boxes_b else None
         evidence = Evidence(
             kind=f.kind,
             detail=f.detail,
@@ -276,7 +277,11 @@ def _crop(rgb: np.ndarray, box: Xyxy) -> np.ndarray:
 
 
 def _patch(rgb: np.ndarray, box: Xyxy, side: int = 24) -> np.ndarray:
-    grey = Image.fromarray(_crop(rgb, box)).convert("L").resize((side, side), Image.BILINEAR)
+    grey = (
+        Image.fromarray(_crop(rgb, box))
+        .convert("L")
+        .resize((side, side), Image.Resampling.BILINEAR)
+    )
     return np.asarray(grey, np.float32)
 
 
