@@ -30,6 +30,9 @@ transform = lazy_module("skimage.transform")
 
 VERSION = 1
 Xyxy = tuple[float, float, float, float]
+# In a JPEG pair, the share of a change's own strong difference (95th percentile in its window)
+# a pixel must reach to count as the change rather than its ringing.
+_SPREAD = 0.2
 # Kinds whose change sits in the same place on both sides: one extent serves A and B.
 _IN_PLACE = {"colour", "lighting", "noise", "blur", "other"}
 
@@ -100,7 +103,9 @@ def precompute(
     except DecodeError as exc:
         return Assist(None, error=str(exc))
     alignment = estimate_alignment(a, b)
-    return Assist(alignment, _components(a, b, alignment, categories, vocabulary, instruction, s))
+    lossy = any(bytes(data[:3]) == b"\xff\xd8\xff" for data in (image_a, image_b))  # JPEG
+    found = _components(a, b, alignment, categories, vocabulary, instruction, s, lossy)
+    return Assist(alignment, found)
 
 
 def _components(
@@ -111,6 +116,7 @@ def _components(
     vocabulary: Sequence[str],
     instruction: str,
     s: Settings,
+    lossy: bool = False,
 ) -> list[Component]:
     ha, wa = a.shape[:2]
     hb, wb = b.shape[:2]
@@ -123,7 +129,7 @@ def _components(
     else:
         frames = common_frame(a, b_on_a, s.max_side)
     result, findings = analyse(frames, categories, s)
-    refine = _Refiner(a, b_on_a, frames.shape)
+    refine = _Refiner(a, b_on_a, frames.shape, lossy)
     found = []
     for change, finding in zip(result.changes, findings, strict=True):
         whole = finding.kind.startswith("global:")
@@ -350,7 +356,10 @@ def _onto_a(a: np.ndarray, b: np.ndarray, m: np.ndarray) -> np.ndarray:
 class _Refiner:
     """Tightens boxes in A's frame to where A and B-on-A differ beyond the pair's noise."""
 
-    def __init__(self, a: np.ndarray, b_on_a: np.ndarray, work_shape: tuple[int, int]) -> None:
+    def __init__(
+        self, a: np.ndarray, b_on_a: np.ndarray, work_shape: tuple[int, int], lossy: bool = False
+    ) -> None:
+        self.lossy = lossy
         self.diff = np.abs(a.astype(np.int16) - b_on_a.astype(np.int16)).max(axis=-1)
         # Most of a pair is unchanged: the median difference is its noise floor (0 for a
         # lossless edit, a few levels for JPEG).
@@ -374,7 +383,12 @@ class _Refiner:
         h, w = self.diff.shape
         x1, y1 = max(0, int(box[0]) - self.pad), max(0, int(box[1]) - self.pad)
         x2, y2 = min(w, math.ceil(box[2]) + self.pad), min(h, math.ceil(box[3]) + self.pad)
-        over = self.diff[y1:y2, x1:x2] > self.level
+        window = self.diff[y1:y2, x1:x2]
+        # JPEG ringing spreads a change through the 8×8 blocks it touches with a fraction of its
+        # strength: there the level rises with the change's own difference. (Lossless pairs
+        # keep every differing pixel: a soft edge is part of the thing.)
+        strong = float(np.percentile(window, 95)) if self.lossy else 0.0
+        over = window > max(self.level, _SPREAD * strong)
         # A pixel with two neighbours over the level too is part of a region; lone ones are
         # noise (JPEG ringing, dithering) and do not widen the box.
         window = over & (ndi.convolve(over.astype(np.uint8), np.ones((3, 3), np.uint8)) >= 3)

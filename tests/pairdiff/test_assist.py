@@ -185,3 +185,18 @@ def test_a_disappearance_and_its_look_alike_appearance_are_joined_into_one_move(
     # Something else arriving is not the thing that left.
     b[120:150, 200:240] = rng.integers(0, 255, (30, 40, 3), dtype=np.uint8)
     assert [f.kind for f in _moves([gone, came], a, b, CATEGORIES)] == ["disappear", "appear"]
+
+
+def test_jpeg_noise_does_not_widen_a_box(astronaut):
+    # Both sides re-encoded as JPEG (quality 85): ringing everywhere, one real edit.
+    b = astronaut.copy()
+    b[300:360, 200:280] = b[300:360, 200:280][..., ::-1]
+
+    def jpeg(rgb: np.ndarray) -> bytes:
+        out = io.BytesIO()
+        Image.fromarray(rgb).save(out, "JPEG", quality=85)
+        return out.getvalue()
+
+    assist = precompute(jpeg(astronaut), jpeg(b), categories=CATEGORIES)
+    boxes = [box for c in assist.components for box in c.boxes_a]
+    assert max(iou(Box(200, 300, 280, 360), Box(*box)) for box in boxes) >= 0.9
