@@ -112,3 +112,18 @@ def test_an_edited_draft_is_not_counted_as_kept(project, assisted, annotator_1):
         idempotency_key="1",
     )
     assert draft_acceptance(project) == {annotator_1.pk: (1, 0)}
+
+
+def test_the_command_fills_in_the_pairs_without_an_assist(project):
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    first, second = make_pair(project), make_pair(project)
+    pairs_assist_compute([first.pk])
+    out = StringIO()
+    call_command("assists", "cars", stdout=out)
+    assert out.getvalue().strip() == "1 of 2 pairs in cars got their assists"
+    assert PairAssist.objects.filter(pair=second, error="").exists()
+    with pytest.raises(CommandError, match="no project"):
+        call_command("assists", "nope")
