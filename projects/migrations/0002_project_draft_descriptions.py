@@ -4,15 +4,23 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('projects', '0001_initial'),
+        ("projects", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='project',
-            name='draft_descriptions',
-            field=models.CharField(choices=[('off', 'Off'), ('on', 'On for every pair'), ('first', "On, except on gold pairs and for a pair's second annotator")], default='first', max_length=8, verbose_name='drafted descriptions'),
+            model_name="project",
+            name="draft_descriptions",
+            field=models.CharField(
+                choices=[
+                    ("off", "Off"),
+                    ("on", "On for every pair"),
+                    ("first", "On, except on gold pairs and for a pair's second annotator"),
+                ],
+                default="first",
+                max_length=8,
+                verbose_name="drafted descriptions",
+            ),
         ),
     ]
