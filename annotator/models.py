@@ -287,3 +287,21 @@ class Prediction(models.Model):
 
     def __str__(self) -> str:
         return f"{self.model_name} {self.model_version} on pair {self.pair_id}"
+
+
+class PairAssist(models.Model):
+    """What a pair's pixels say, precomputed by a worker (pairdiff.assist): the A→B alignment
+    and the difference components the workspace boxes with one click. One per pair; a pair
+    without one is annotated by hand."""
+
+    pair = models.OneToOneField(
+        Pair, on_delete=models.CASCADE, primary_key=True, related_name="assist"
+    )
+    version = models.PositiveSmallIntegerField(default=0)
+    alignment = models.JSONField(null=True, blank=True)
+    components = models.JSONField(default=list, blank=True)
+    error = models.CharField(max_length=300, blank=True)
+    computed_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"assist of pair {self.pair_id}"

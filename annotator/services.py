@@ -13,6 +13,7 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import transaction
 
+from annotator.assists import assists_enqueue
 from annotator.models import Pair, PairEvent, PairEventKind
 from config.storage import local_path
 from jobs.models import Job
@@ -160,6 +161,7 @@ def pairs_store(
         for name in written:
             default_storage.delete(name)
         raise
+    assists_enqueue(pairs)  # click-to-box and drafts, worked out off the request path
     return pairs
 
 

@@ -10,6 +10,7 @@ from celery import shared_task
 from django.core.files.storage import default_storage
 from django.db import OperationalError
 
+from annotator.assists import precompute_assists  # noqa: F401  (the worker registers it)
 from annotator.importing import ImportUnusable, pairs_import
 from annotator.labelstudio import labelstudio_import
 from annotator.labelstudio_plan import LSInput

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.urls import reverse
 from django.utils import timezone
 
+from annotator.assists import workspace_assist
 from annotator.models import Assignment, AssignmentState, Defect, Tier
 from annotator.selectors import annotator_progress
 
@@ -39,6 +40,8 @@ def workspace_context(assignment: Assignment) -> dict:
         "defects": [{"value": v, "label": label} for v, label in Defect.choices],
         "predictions": predictions,
         "draft": assignment.draft,
+        # Click-to-box, mirroring through the alignment and drafts (None: by hand only).
+        "assist": workspace_assist(assignment),
         "idempotency_key": f"assignment-{assignment.pk}",
         "expires_at": assignment.expires_at.isoformat(),
         "lease_seconds": settings.DIFFMARK_LEASE_SECONDS,

@@ -35,7 +35,16 @@ from pairdiff.taxonomy import PRESETS, preset_categories
 from pairdiff.vlm.judge import DEFAULT_QUESTIONS
 from projects.creating import project_create
 from projects.members import membership_set, user_ensure
-from projects.models import LeaseOrder, Membership, Preset, Project, Role, RotatedBoxes, TierRule
+from projects.models import (
+    DraftDescriptions,
+    LeaseOrder,
+    Membership,
+    Preset,
+    Project,
+    Role,
+    RotatedBoxes,
+    TierRule,
+)
 
 MANIFEST_SUFFIXES = (".jsonl", ".ndjson", ".csv")
 
@@ -113,6 +122,7 @@ class ProjectForm(forms.ModelForm):
             "guidelines",
             "show_predictions",
             "gold_feedback",
+            "draft_descriptions",
             "licence",
             "rotated_boxes",
             "lease_order",
@@ -123,6 +133,7 @@ class ProjectForm(forms.ModelForm):
             "tier_rule": forms.RadioSelect,
             "rotated_boxes": forms.RadioSelect,
             "lease_order": forms.RadioSelect,
+            "draft_descriptions": forms.RadioSelect,
             "judge_prompt": forms.Textarea(
                 attrs={"rows": 5, "spellcheck": "false", "placeholder": DEFAULT_QUESTIONS}
             ),
@@ -135,6 +146,10 @@ class ProjectForm(forms.ModelForm):
             "show_predictions": "Annotators see model predictions as a starting point.",
             "gold_feedback": "Right after submitting a gold pair, annotators see their own boxes "
             "against the known answer.",
+            "draft_descriptions": "With one click on a changed region the workspace can offer "
+            "a description drafted from the pixels (the annotator accepts it with A or types "
+            "over it). Drafts anchor what people write: keep them off where an independent "
+            "second opinion matters.",
             "licence": "Written into every release's dataset card.",
             "rotated_boxes": "Label Studio imports: what to do with a rotated rectangle.",
             "lease_order": "Which unstarted pairs annotators get first; pairs someone started "
@@ -156,6 +171,10 @@ class ProjectForm(forms.ModelForm):
         self.fields["rotated_boxes"].required = False
         cast(forms.ChoiceField, self.fields["lease_order"]).choices = LeaseOrder.choices
         self.fields["lease_order"].required = False
+        cast(
+            forms.ChoiceField, self.fields["draft_descriptions"]
+        ).choices = DraftDescriptions.choices
+        self.fields["draft_descriptions"].required = False
         if project.pk:
             del self.fields["slug"]
             self.fields["categories_text"].initial = categories_text(project.categories)
@@ -187,6 +206,10 @@ class ProjectForm(forms.ModelForm):
 
     def clean_rotated_boxes(self) -> str:
         return self.cleaned_data["rotated_boxes"] or self.instance.rotated_boxes
+
+    def clean_draft_descriptions(self) -> str:
+        value = self.cleaned_data["draft_descriptions"]
+        return value or self.instance.draft_descriptions or DraftDescriptions.FIRST
 
     def clean_lease_order(self) -> str:
         return self.cleaned_data["lease_order"] or self.instance.lease_order or LeaseOrder.IMPORT
@@ -250,6 +273,7 @@ class ProjectForm(forms.ModelForm):
         fields += ("rotated_boxes",)
         for name in (*fields, "licence", "lease_order", "judge_prompt"):
             setattr(project, name, data[name])
+        project.draft_descriptions = data["draft_descriptions"]
         self._apply_parsed(project)
         project.save()
         membership_set(project=project, user=user, role=Role.LEAD)

@@ -45,6 +45,14 @@ class LeaseOrder(models.TextChoices):
     PRIORITISED = "prioritised", "Prioritised: most useful first"
 
 
+class DraftDescriptions(models.TextChoices):
+    """Whether the workspace offers descriptions drafted from the pixels (docs/assists.md)."""
+
+    OFF = "off", "Off"
+    ON = "on", "On for every pair"
+    FIRST = "first", "On, except on gold pairs and for a pair's second annotator"
+
+
 class Project(models.Model):
     slug = models.SlugField(max_length=64, unique=True)
     name = models.CharField(max_length=200)
@@ -63,6 +71,13 @@ class Project(models.Model):
     # Right after submitting a gold pair, the annotator sees their own boxes against the known
     # answer (never anyone else's work, never before submitting).
     gold_feedback = models.BooleanField(default=False)
+    # Drafted descriptions anchor what people write: a lead chooses where they are offered.
+    draft_descriptions = models.CharField(
+        "drafted descriptions",
+        max_length=8,
+        choices=DraftDescriptions.choices,
+        default=DraftDescriptions.FIRST,
+    )
     licence = models.CharField(max_length=200, blank=True)
     rotated_boxes = models.CharField(
         max_length=8, choices=RotatedBoxes.choices, default=RotatedBoxes.BOUND

@@ -17,6 +17,7 @@ from typing import Any
 
 from django.db.models import Avg, Count, F, Q
 
+from annotator.assists import draft_acceptance
 from annotator.models import Annotation, Change, Pair, PairStatus, Tier
 from pairdiff.geometry import Difficulty
 from pairdiff.metrics import confusion, krippendorff_alpha_ordinal, weighted_kappa
@@ -79,6 +80,12 @@ class AnnotatorQuality:
     gold_answered: int = 0
     gold_passed: int = 0
     gold_mean_score: float | None = None
+    drafts_offered: int = 0  # changes submitted where a drafted description was offered
+    drafts_kept: int = 0  # of those, how many kept a draft's sentence unchanged
+
+    @property
+    def draft_rate(self) -> float | None:
+        return self.drafts_kept / self.drafts_offered if self.drafts_offered else None
 
     @property
     def agreement_rate(self) -> float | None:
@@ -361,6 +368,7 @@ def annotator_quality(
         .annotate(n=Count("id"), passed=Count("id", filter=Q(passed=True)), mean=Avg("score"))
         .order_by()
     }
+    drafts = draft_acceptance(project)
     result = []
     for user_id, username in sorted(names.items(), key=lambda item: item[1]):
         timed = [ms for ms in times[user_id] if ms > 0]
@@ -378,6 +386,8 @@ def annotator_quality(
                 gold_answered=scored.get("n", 0),
                 gold_passed=scored.get("passed", 0),
                 gold_mean_score=scored.get("mean"),
+                drafts_offered=drafts.get(user_id, (0, 0))[0],
+                drafts_kept=drafts.get(user_id, (0, 0))[1],
             )
         )
     return result

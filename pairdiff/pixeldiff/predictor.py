@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -54,6 +55,25 @@ class PixelDiff:
             return PredictionResult(error=f"pixeldiff failed: {type(exc).__name__}: {exc}")
 
 
+@dataclass(frozen=True)
+class Finding:
+    """What pixeldiff took a change for: kind (appear, move, colour, …, global:lighting, …)
+    and its detail ("brighter", "smaller", "warm")."""
+
+    kind: str
+    detail: str
+
+
+def analyse(
+    frames: Frames, categories: Sequence[str], settings: Settings | None = None
+) -> tuple[PredictionResult, list[Finding]]:
+    """pixeldiff on two images already in one working frame: the prediction and, change by
+    change, what it was taken for. Errors propagate (the caller decides what a failure means)."""
+    run = _Run(settings or Settings(), frames, tuple(categories))
+    result = run.result()
+    return result, run.findings
+
+
 class _Run:
     """One prediction: the analysis steps share the working images and their maps."""
 
@@ -62,6 +82,7 @@ class _Run:
         self.maps = maps(frames.a, frames.b, s)
         self.lab_a, self.lab_b, self.score = self.maps.lab_a, self.maps.lab_b, self.maps.score
         self.diag: dict[str, object] = {"frame": list(frames.shape[::-1])}
+        self.findings: list[Finding] = []
 
     def result(self) -> PredictionResult:
         globals_ = self._global()
@@ -85,6 +106,9 @@ class _Run:
         flags = self._flags(globals_, locals_, mask)
         changes = [self._global_change(g) for g in globals_]
         changes += [self._local_change(c) for c in locals_]
+        # What each change is, in pixeldiff's own words (the assists draft sentences from it).
+        self.findings = [Finding(f"global:{g.kind}", g.detail) for g in globals_]
+        self.findings += [Finding(c.kind, c.detail) for c in locals_]
         return PredictionResult(
             changes=tuple(changes),
             flags=flags,

@@ -827,3 +827,21 @@ def test_pairs_browser_searches_id_instruction_and_entity(
     assert shown("q=patch&status=imported") == set()  # with the other filters
     body = client.get("/p/cars/?q=purple").content.decode()
     assert 'value="purple"' in body and "Clear filters" in body  # kept in the box
+
+
+def test_the_settings_choose_where_drafted_descriptions_are_offered(client, project, lead):
+    _login(client, lead)
+    assert project.draft_descriptions == "first"
+    page = client.get("/p/cars/settings/").content.decode()
+    assert "On, except on gold pairs and for a pair&#x27;s second annotator" in page
+    client.post("/p/cars/settings/", _settings_data(project, draft_descriptions="off"))
+    project.refresh_from_db()
+    assert project.draft_descriptions == "off"
+    # A form that leaves the choice out keeps it; an unknown value is refused.
+    client.post("/p/cars/settings/", _settings_data(project, name="Cars 2"))
+    project.refresh_from_db()
+    assert (project.name, project.draft_descriptions) == ("Cars 2", "off")
+    response = client.post("/p/cars/settings/", _settings_data(project, draft_descriptions="x"))
+    assert response.status_code == 200
+    project.refresh_from_db()
+    assert project.draft_descriptions == "off"

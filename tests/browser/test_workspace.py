@@ -375,7 +375,10 @@ def test_validation_errors_show_in_place_and_keep_the_drawing(page, project, ann
 
     # Fixed; then checked by the server only: a description over its 1,000 characters (the
     # field's maxlength stops typing there, so it comes in through the answer field, which any
-    # script may rewrite).
+    # script may rewrite). The refused submit put the focus on its first error (the category):
+    # Esc gives the keys back to the images.
+    expect(card.locator("[data-input=category]")).to_be_focused()
+    page.keyboard.press("Escape")
     page.keyboard.press("c")
     describe_change(
         page,

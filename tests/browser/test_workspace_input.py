@@ -105,6 +105,9 @@ def test_stale_errors_clear_as_soon_as_the_answer_is_valid(workspace):
 
     page.keyboard.press("Control+Enter")
     expect(card.locator("[data-error=boxes_b]")).to_be_visible()
+    # The refused submit focused its first error (the category); Esc gives the images the keys.
+    expect(card.locator("[data-input=category]")).to_be_focused()
+    page.keyboard.press("Escape")
     page.keyboard.press("c")  # mirrored to B: that error goes too
     expect(card.locator("[data-error=boxes_b]")).to_be_hidden()
     card.locator("[data-input=category]").select_option("attribute")

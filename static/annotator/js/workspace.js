@@ -2,6 +2,7 @@
 // (static/canvas/js/mount.js) and adds the workspace's own parts: the draft and its autosave, the
 // clock, the layout, box style, submit and prefetch. dispose() undoes it all, which htmx swaps
 // rely on.
+import { alignmentNote } from "../../canvas/js/assist.js";
 import { bindBoxStyle } from "./box-style.js";
 import { sendJson } from "../../canvas/js/api.js";
 import { browserStorage, createAutosave, pickDraft, pruneLocal, readLocal } from "./autosave.js";
@@ -109,6 +110,8 @@ export function mountWorkspace(root) {
 
   kit.fit();
   kit.focusStage();
+  const note = alignmentNote(config.assist?.alignment);
+  if (note) chrome.status(note);
   panel.render();
   chrome.clock(formatDuration(clock.elapsed()));
   const fromBrowser = Boolean(draft) && draft === local && local !== config.draft;

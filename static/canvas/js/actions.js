@@ -91,11 +91,39 @@ export function createActions(ws) {
     submit: () => ws.submitter.submit(),
     "skip-ask": () => ws.openDialog("skip"),
     skip: () => ws.submitter.skip(),
+    "box-region": (at = ws.ui.pointer) => {
+      // Click-to-box: the changed region under the pointer, boxed on A and B at once.
+      if (!ws.assist?.available || !at) return false;
+      const found = ws.assist.pick(at.side, at);
+      if (!found) return false;
+      const t0 = performance.now();
+      const i = store.addFound(found);
+      const what = found.boxes_a.length && found.boxes_b.length ? "A and B" : found.boxes_a.length ? "A (absent on B)" : "B (absent on A)";
+      const accept = ws.assist.drafts && found.draft ? " · A accepts the draft" : "";
+      ws.status(`Change ${i + 1}: boxed on ${what}${accept}`);
+      ws.ui.lastAssistMs = performance.now() - t0;
+      return true;
+    },
+    "accept-draft": () => {
+      const c = store.activeChange();
+      if (!c) return ws.status("Click a changed region first");
+      const found = ws.assist?.drafts ? ws.assist.match(c) : null;
+      if (!found?.draft) return ws.status("No draft for this change: describe it in your own words");
+      store.applyDraft(store.state.sel.change, { description: found.draft, entity: found.entity, category: found.category });
+      return ws.status(`Change ${store.state.sel.change + 1}: draft accepted — edit it if it is not right`);
+    },
     "edit-change": () => {
       const c = store.activeChange();
       if (!c) return ws.status("Draw a box first, or press N for a new change");
       const side = store.state.sel.side;
-      const entity = c[`absent_${side}`] ? null : `entity_${side}`;
+      // While B is linked to A, B's name is A's: the field to fill is A's (typing into B
+      // would unlink it and leave A empty). Otherwise the active side's, or the other one's
+      // when the active side is absent or named already.
+      const linked = c.linked && !c.absent_a && !c.absent_b;
+      const entity = (linked ? ["a"] : [side, otherSide(side)])
+        .filter((s) => !c[`absent_${s}`])
+        .map((s) => `entity_${s}`)
+        .find((f) => !String(c[f]).trim()) ?? null;
       const empty = ["category", "description", entity].find((f) => f && !String(c[f]).trim());
       ws.panel.focusActive(empty ?? "description");
     },

@@ -31,7 +31,8 @@ export function pickBox(state, side, t, p) {
 /**
  * ctx: {store, modes, panelIndex, sideAt(), transform(side), frames(), ref(), size(),
  * getView(), setView(view), spaceHeld(), showBoxes(), onPointer(info|null), signal}; optional
- * notice(text): tells the person why a drawn box was not kept.
+ * notice(text): tells the person why a drawn box was not kept; onClick(side, point): a click
+ * (no drag) on the image at `point` (image px), true when it made something.
  */
 export function attachPointer(element, ctx) {
   const { store, signal } = ctx;
@@ -142,7 +143,9 @@ export function attachPointer(element, ctx) {
   const end = (e) => {
     if (!gesture) return;
     if (gesture.kind === "create" && !gesture.created) {
-      store.select(store.state.sel.change, gesture.side, -1); // a click on empty image: deselect
+      // A click on the image: the changed region under it boxed on both sides (click-to-box),
+      // or, where the pixels found nothing, deselect.
+      if (!ctx.onClick?.(gesture.side, gesture.start)) store.select(store.state.sel.change, gesture.side, -1);
     } else if (gesture.kind === "create" || gesture.kind === "resize") {
       const box = store.state.changes[gesture.change]?.[`boxes_${gesture.side}`][gesture.index];
       if (box && isTooSmall(box, ctx.transform(gesture.side))) {

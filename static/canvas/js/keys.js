@@ -31,6 +31,8 @@ export const SHORTCUTS = [
     ["Delete", "Remove the selected box"],
     ["← ↑ → ↓", "Nudge the selected box 1 px (Shift: 10 px)"],
     ["Alt + arrows", "Resize the selected box 1 px (Shift: 10 px)"],
+    ["click", "On a changed region: its box on A and B at once (R: the region under the pointer)"],
+    ["A", "Accept the drafted description (and its entity and category)"],
     ["P", "Accept the model's suggestions"],
   ]],
   ["General", [
@@ -46,7 +48,7 @@ const ARROWS = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], Arrow
 const SINGLE = {
   b: "mode-side", f: "mode-flicker", w: "mode-swipe", d: "mode-diff", t: "flicker-timer",
   g: "whole-image", n: "change-new", "[": "change-prev", "]": "change-next", c: "mirror", x: "absent",
-  p: "predictions-accept", h: "boxes-toggle", l: "layout-toggle", s: "panel-toggle", m: "fullscreen", z: "zoom-1", 0: "zoom-fit",
+  p: "predictions-accept", r: "box-region", a: "accept-draft", h: "boxes-toggle", l: "layout-toggle", s: "panel-toggle", m: "fullscreen", z: "zoom-1", 0: "zoom-fit",
   "+": "zoom-in", "=": "zoom-in", "-": "zoom-out", _: "zoom-out", "?": "help",
   delete: "delete-box", backspace: "delete-box",
 };

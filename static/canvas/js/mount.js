@@ -4,6 +4,7 @@
 // keeps only its own mount and flow and hands its differences in as options; every listener hangs
 // on one AbortSignal, so dispose() undoes it all (htmx swaps rely on that).
 import { createActions } from "./actions.js";
+import { createAssist } from "./assist.js";
 import { fitView, frameBox, viewTransform, zoomToPixelScale } from "./box.js";
 import { createChrome } from "./chrome.js";
 import { attachPointer } from "./draw.js";
@@ -40,7 +41,11 @@ export function mountCanvas(root, {
   const frames = { a: { ...config.sides.a }, b: { ...config.sides.b } };
   const stage = root.querySelector("[data-stage]");
 
-  const store = createStore({ frames, field, categories: config.categories.map((c) => c.slug), ...storeOptions });
+  const assist = createAssist(config.assist);
+  const store = createStore({
+    frames, field, categories: config.categories.map((c) => c.slug),
+    mapBox: (box, from, to) => assist.mirror(box, from, to, frames), ...storeOptions,
+  });
   // The textarea is the source of truth: whoever rewrites it (a test, a script) reloads the store.
   on(field, "input", () => {
     try {
@@ -66,7 +71,7 @@ export function mountCanvas(root, {
 
   // "The workspace" as actions.js and chrome.js see it.
   const ws = {
-    root, stage, config, urls, store, ui,
+    root, stage, config, urls, store, ui, assist,
     getView: () => view,
     setView(next) {
       view = next;
@@ -108,6 +113,8 @@ export function mountCanvas(root, {
   const chrome = createChrome(ws);
   const panel = createPanel(panelRoot, {
     store, config,
+    focusStage: () => stage.focus({ preventScroll: true }),
+    draftOf: (change) => (assist.drafts ? assist.match(change)?.draft ?? "" : ""),
     onFrameBox(change, side) {
       const box = store.state.changes[change]?.[`boxes_${side}`][0];
       if (!box) return;
@@ -156,6 +163,7 @@ export function mountCanvas(root, {
       showBoxes: () => ui.showBoxes && editable(),
       focus: () => stage.focus({ preventScroll: true }),
       notice: (text) => chrome.status(text),
+      onClick: (side, point) => editable() && actions["box-region"]({ side, x: point.x, y: point.y }),
       onPointer(info) {
         ui.pointer = info;
         chrome.pointer(info);

@@ -33,7 +33,9 @@ function setValue(el, value) {
 
 /**
  * ctx: {store, config, onFrameBox(change, side), colorOf (change index → colour, optional),
- * reveal() (optional: show the panel when collapsed, before a field in it gets the focus)}
+ * reveal() (optional: show the panel when collapsed, before a field in it gets the focus),
+ * focusStage() (optional: give the images the keys), draftOf(change) (optional: the drafted
+ * description offered for a change, "" for none)}
  */
 export function createPanel(root, ctx) {
   const { store, config } = ctx;
@@ -72,6 +74,12 @@ export function createPanel(root, ctx) {
     setValue(card.querySelector("[data-input=category]"), c.category);
     setText(card.querySelector("[data-hint]"), categories.get(c.category)?.hint ?? "");
     setValue(card.querySelector("[data-input=description]"), c.description);
+    const draft = active && ctx.draftOf ? ctx.draftOf(c) : "";
+    const draftEl = card.querySelector("[data-draft]");
+    if (draftEl) {
+      setText(draftEl.querySelector("[data-draft-text]"), draft);
+      draftEl.hidden = !draft || draft === c.description;
+    }
     const name = (side) => (c[`absent_${side}`] ? "absent" : c[`entity_${side}`].trim() || "?");
     setText(card.querySelector("[data-summary]"), `${name("a")} → ${name("b")}`);
     for (const side of ["a", "b"]) {
@@ -190,14 +198,22 @@ export function createPanel(root, ctx) {
 
   return {
     render,
-    /** Scroll to and focus the first field with an error. */
+    /**
+     * Scroll to and focus the first field with an error: the field its message names (an
+     * entity's message sits outside its row), the images for a missing box or change.
+     */
     focusFirstError() {
       const el = root.querySelector(".ws-panel [data-error]:not([hidden]), .ws-panel [data-error-for]:not([hidden])");
       if (!el) return;
       ctx.reveal?.();
       el.scrollIntoView({ block: "nearest" });
-      const field = el.closest("[data-field]")?.querySelector("input:not([disabled]), select, textarea");
-      field?.focus({ preventScroll: true });
+      const card = el.closest("[data-key]");
+      const slot = el.dataset.error ?? el.dataset.errorFor;
+      let field = el.closest("[data-field]")?.querySelector("input:not([disabled]), select, textarea");
+      if (!field && card && slot) field = card.querySelector(`[data-input=${slot}]:not([disabled])`);
+      // A missing box or change is drawn on the images (or mirrored there with C): they take the keys.
+      if (!field && (/^boxes_[ab]$/.test(slot) || slot === "changes")) return ctx.focusStage?.();
+      (field ?? card?.querySelector("select"))?.focus({ preventScroll: true });
     },
     focusActive(field = "description") {
       ctx.reveal?.();

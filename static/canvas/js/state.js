@@ -13,10 +13,12 @@ export function otherSide(side) {
 
 /**
  * options: frames {a: {width, height}, b: {...}}, field (anything with a `value`, e.g. the
- * textarea), timeSpent () => ms, categories [slug] (optional), tiersNeedingChange [tier].
+ * textarea), timeSpent () => ms, categories [slug] (optional), tiersNeedingChange [tier],
+ * mapBox(box, from, to, frames) (optional): where a mirrored box lands on the other side (the
+ * pair's alignment); null or absent falls back to scaling by the frames.
  */
 export function createStore(options) {
-  const { field = null, timeSpent = () => 0, categories = null } = options;
+  const { field = null, timeSpent = () => 0, categories = null, mapBox = () => null } = options;
   const tiersNeedingChange = options.tiersNeedingChange ?? ["excellent", "good"];
   let frames = options.frames;
   let data = { changes: [], tier: "", defects: [] };
@@ -270,7 +272,7 @@ export function createStore(options) {
       const to = otherSide(from);
       const picked = sel.box >= 0 && c[`boxes_${from}`][sel.box] ? [c[`boxes_${from}`][sel.box]] : c[`boxes_${from}`];
       if (!picked.length) return 0;
-      const mirrored = picked.map((b) => mirrorBox(b, frames[from], frames[to]));
+      const mirrored = picked.map((b) => mapBox(b, from, to, frames) ?? mirrorBox(b, frames[from], frames[to]));
       commit(() => {
         const target = c[`boxes_${to}`];
         if (picked.length === 1 && sel.box >= 0) {
@@ -284,6 +286,37 @@ export function createStore(options) {
         clearErrors(`changes.${sel.change}.entity_${to}`);
       });
       return mirrored.length;
+    },
+
+    /**
+     * A change the pixels found (click-to-box): a new change with its boxes on both sides, a
+     * side with none marked absent. Returns the new change's index.
+     */
+    addFound(found) {
+      commit(() => {
+        const c = emptyChange(nextKey++);
+        for (const side of SIDES) {
+          c[`boxes_${side}`] = found[`boxes_${side}`].map((b) => roundBox(b, frames[side]));
+          c[`absent_${side}`] = c[`boxes_${side}`].length === 0;
+        }
+        data.changes.push(c);
+        sel = { ...sel, change: data.changes.length - 1, box: -1 };
+        clearErrors("changes");
+      });
+      return sel.change;
+    },
+    /** Fill a change from a draft: its description, and its entity and category where empty. */
+    applyDraft(index, draft) {
+      const c = data.changes[index];
+      if (!c) return false;
+      const patch = { description: draft.description };
+      if (draft.category && !c.category) patch.category = draft.category;
+      if (draft.entity) {
+        if (!c.absent_a && !c.entity_a.trim()) patch.entity_a = draft.entity;
+        if (!c.absent_b && !c.entity_b.trim() && (c.linked || c.absent_a)) patch.entity_b = draft.entity;
+      }
+      api.updateChange(index, patch);
+      return true;
     },
 
     setTier(tier) {
