@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("projects", "0001_initial"),
+        ("projects", "0002_project_webhook_events"),
     ]
 
     operations = [
