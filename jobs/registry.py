@@ -61,11 +61,14 @@ def task_for(kind: str) -> Task:
         raise UnknownWork(f"no task registered for {kind!r}") from None
 
 
-def work_enqueue_on_commit(kind: str, *args: Any) -> None:
+def work_enqueue_on_commit(kind: str, *args: Any, watched: bool = False) -> None:
     """Send the task of ``kind`` with ``args`` once the current transaction commits. Work
     without a Job row (``Work``: a cross-check, a gold score) is what nobody waits for: without
-    a broker it runs after the request's response is sent (config.after_response)."""
-    enqueue_on_commit(task_for(kind), *args, after_response=str(kind) in Work.values)
+    a broker it runs after the request's response is sent (config.after_response). So does
+    ``watched`` work: a job whose page shows its progress while it runs (a release, a
+    pre-annotation), so the button that started it answers at once instead of freezing."""
+    after = watched or str(kind) in Work.values
+    enqueue_on_commit(task_for(kind), *args, after_response=after)
 
 
 def job_task(job: Any) -> tuple[Task, tuple] | None:
@@ -85,10 +88,11 @@ def job_cleanup(job: Any) -> None:
         entry.cleanup(job)
 
 
-def job_enqueue_on_commit(job: Any) -> None:
-    """Send the task that runs ``job`` once the current transaction commits."""
+def job_enqueue_on_commit(job: Any, *, watched: bool = False) -> None:
+    """Send the task that runs ``job`` once the current transaction commits; ``watched`` as
+    for work_enqueue_on_commit (without a broker, it runs after the response)."""
     found = job_task(job)
     if found is None:
         raise UnknownWork(f"no task can run job {job.pk} of kind {job.kind!r}")
     task, args = found
-    enqueue_on_commit(task, *args)
+    enqueue_on_commit(task, *args, after_response=watched)

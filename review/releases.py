@@ -10,7 +10,7 @@ import shutil
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 
@@ -50,11 +50,12 @@ WRITERS = 2  # threads writing and hashing the built files while the next is mad
 
 class ReleaseRefused(ValueError):
     """A release that cannot be made as asked; the message is meant for people, ``field``
-    names the input at fault when there is one."""
+    names the input at fault when there is one, ``pairs`` the pairs (ids) to fix, if any."""
 
-    def __init__(self, message: str, *, field: str = "") -> None:
+    def __init__(self, message: str, *, field: str = "", pairs: Sequence[int] = ()) -> None:
         super().__init__(message)
         self.field = field
+        self.pairs = list(pairs)
 
 
 def release_create(
@@ -155,7 +156,9 @@ def release_retry(*, release: Release, user=None) -> Release:
 
 
 def _enqueue(release: Release) -> None:
-    work_enqueue_on_commit(JobKind.RELEASE, release.pk)
+    # Watched: the releases page shows the build's progress (without a broker the build runs
+    # once the page is sent, not before it).
+    work_enqueue_on_commit(JobKind.RELEASE, release.pk, watched=True)
 
 
 def release_build(release_id: int, *, storage: Storage | None = None) -> Release:
@@ -200,7 +203,7 @@ def release_build(release_id: int, *, storage: Storage | None = None) -> Release
         clock.done("records and manifest published")
     except ReleaseRefused as exc:  # the message is meant for people as it is
         log.warning("release %s refused: %s", release.pk, exc)
-        _release_fail(release, storage, str(exc))
+        _release_fail(release, storage, str(exc), pairs=exc.pairs)
     except Exception as exc:
         log.exception("release %s failed", release.pk)
         _release_fail(release, storage, f"{type(exc).__name__}: {exc}")
@@ -634,6 +637,7 @@ def _refuse_telling_questions(built: ReleaseFiles, options: ReleaseOptions) -> N
     telling = built.report["text_baselines"]["telling"]
     best = gate["best"]
     named = [record_id for record_id, names in telling.items() if best in names]
+    pair_of = {record["id"]: record["pair_id"] for record in built.records}
     shown = ", ".join(named[:MAX_NAMED]) + (
         f" and {len(named) - MAX_NAMED} more" if len(named) > MAX_NAMED else ""
     )
@@ -648,6 +652,7 @@ def _refuse_telling_questions(built: ReleaseFiles, options: ReleaseOptions) -> N
         f"without the images, above the project's limit of {gate['limit']:.1%}. {fix}, or "
         "build again with the baseline override",
         field="allow_baselines",
+        pairs=[pair_of[record_id] for record_id in named if record_id in pair_of],
     )
 
 
@@ -728,7 +733,11 @@ def releases_fail_stale(
     return failed
 
 
-def _release_fail(release: Release, storage: Storage, message: str) -> None:
+def _release_fail(
+    release: Release, storage: Storage, message: str, *, pairs: Sequence[int] = ()
+) -> None:
+    """Fail the build; the pairs to fix (if any) become the job's errors, one row per pair,
+    which the releases page links to their questions."""
     if not _owned(release, release.job):
         log.warning("release %s is no longer this build's: left as it is", release.pk)
         return
@@ -741,7 +750,8 @@ def _release_fail(release: Release, storage: Storage, message: str) -> None:
     )
     release.status, release.message = ReleaseStatus.FAILED, message
     if release.job:
-        job_finish(release.job, status=JobStatus.FAILED, message=message)
+        errors = [{"pair": pk, "message": "fix its question"} for pk in pairs]
+        job_finish(release.job, status=JobStatus.FAILED, message=message, errors=errors)
 
 
 def _warned(warnings: list[str]) -> str:
