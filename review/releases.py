@@ -30,7 +30,7 @@ from jobs.sweeps import jobs_stale
 from pairdiff.geometry import Frame
 from pairdiff.release.build import ReleaseFiles, ReleaseMeta, manifest, release_files, sha256
 from pairdiff.release.hf import config_rows
-from pairdiff.release.options import ReleaseOptions
+from pairdiff.release.options import ReleaseOptions, strict_filter
 from pairdiff.release.publish import research_parts
 from pairdiff.release.records import ReleasePair
 from pairdiff.release.splits import SplitPlan
@@ -289,6 +289,9 @@ def _build(release: Release, storage: Storage, job) -> tuple[ReleaseFiles, dict]
     )
     pairs = [release_pair(s) for s in standing]
     options = ReleaseOptions.from_json(release.options)
+    # The images (and their lines in the manifest) are those of the pairs released: a pair the
+    # strict rule leaves out is counted in the report, its images are not shipped.
+    standing = _shipped(standing, pairs, options)
     # The originals are checked and copied beside this thread, which makes the data files:
     # in a worker process when folder and originals are on local disk (release_workers),
     # in threads otherwise. A failure of either stops both before the caller clears the
@@ -327,6 +330,16 @@ def _build(release: Release, storage: Storage, job) -> tuple[ReleaseFiles, dict]
     _write(storage, f"{release.prefix}/manifest.json", data)
     clock.done("manifest")
     return built, json.loads(data)
+
+
+def _shipped(
+    standing: list[Standing], pairs: list[ReleasePair], options: ReleaseOptions
+) -> list[Standing]:
+    """The standing answers whose pairs the release keeps (all but the strict rule's left-out)."""
+    if not options.strict:
+        return standing
+    kept = {p.pair_id for p in strict_filter(pairs, no_lead=options.strict_no_lead)[0]}
+    return [s for s in standing if s.pair.pk in kept]
 
 
 def _write_files(

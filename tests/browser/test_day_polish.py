@@ -86,12 +86,13 @@ CONTRAST = """(el) => {
     if (layer[3] > 0) layers.push(layer);
     if (layer[3] >= 1) break;
   }
+  const over = ([r, g, b, a], under) => [r, g, b].map((v, i) => v * a + under[i] * (1 - a));
   let bg = [255, 255, 255];
-  for (const [r, g, b, a] of layers.reverse()) bg = [r * a + bg[0] * (1 - a), g * a + bg[1] * (1 - a), b * a + bg[2] * (1 - a)];
-  const [r, g, b, a] = rgba(getComputedStyle(el).color);
-  const fg = [r * a + bg[0] * (1 - a), g * a + bg[1] * (1 - a), b * a + bg[2] * (1 - a)];
+  for (const layer of layers.reverse()) bg = over(layer, bg);
+  const fg = over(rgba(getComputedStyle(el).color), bg);
+  const linear = (v) => (v / 255 <= 0.03928 ? v / 255 / 12.92 : ((v / 255 + 0.055) / 1.055) ** 2.4);
   const lum = (c) => {
-    const [R, G, B] = c.map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
+    const [R, G, B] = c.map(linear);
     return 0.2126 * R + 0.7152 * G + 0.0722 * B;
   };
   const [hi, lo] = [lum(fg), lum(bg)].sort((x, y) => y - x);
@@ -105,7 +106,10 @@ def _readable(page: Page, selector: str, *, at_least: float = 4.5) -> None:
     assert elements.count(), f"nothing matches {selector}"
     for i in range(elements.count()):
         element = elements.nth(i)
-        if element.evaluate("e => e.tagName") in ("INPUT", "TEXTAREA") and not element.input_value():
+        if (
+            element.evaluate("e => e.tagName") in ("INPUT", "TEXTAREA")
+            and not element.input_value()
+        ):
             element.fill("Some text")  # what a lead types must be readable
         ratio = element.evaluate(CONTRAST)
         assert ratio >= at_least, f"{selector} #{i}: contrast {ratio:.2f}"
