@@ -763,7 +763,16 @@ def _release_fail(
     )
     release.status, release.message = ReleaseStatus.FAILED, message
     if release.job:
-        errors = [{"pair": pk, "message": "fix its question"} for pk in pairs]
+        found = Pair.objects.filter(pk__in=pairs).in_bulk()
+        errors = [
+            {
+                "pair": pk,
+                "id": found[pk].name,
+                "message": "a text-only baseline answers its question: edit or verify it",
+            }
+            for pk in pairs
+            if pk in found
+        ]
         job_finish(release.job, status=JobStatus.FAILED, message=message, errors=errors)
 
 
