@@ -60,3 +60,26 @@ def test_adding_a_member_reads_an_annotator(client, project, lead):
 def test_the_api_docs_page_links_back_to_the_app(client, db):
     page = client.get(reverse("api:docs")).content.decode()
     assert f'<a href="{reverse("annotator:home")}"' in page and "Back to Diffmark" in page
+
+
+def test_an_edited_submitted_pair_is_labelled_as_such(client, project, annotator_1):
+    from annotator.leasing import assignment_lease_next
+    from annotator.submitting import annotation_submit
+    from tests.factories import answer, make_pairs
+
+    first, second = make_pairs(project, 2)
+    for _ in range(2):
+        assignment = assignment_lease_next(project=project, user=annotator_1)
+        annotation_submit(assignment_id=assignment.pk, user=annotator_1, body=answer())
+    edited = annotator_1.assignments.get(pair=first)
+    client.force_login(annotator_1)
+
+    response = client.post(reverse("annotator:annotation_edit", args=[edited.pk]))
+    workspace = client.get(response["Location"]).content.decode()
+    assert f"<h1>{first.name}</h1> <span" in workspace
+    assert "editing your submitted answer" in workspace
+    annotation_submit(assignment_id=edited.pk, user=annotator_1, body=answer())
+
+    home = client.get(reverse("annotator:project", args=[project.slug])).content.decode()
+    assert f'<span>{first.name} <span class="badge edited"' in home
+    assert f"<span>{second.name}</span>" in home  # never taken back: no label

@@ -68,7 +68,7 @@ def test_the_toast_covers_no_decision_button_and_goes_with_the_next_decision(
 
 # The contrast of an element's text on what is painted behind it (WCAG 2), from computed styles;
 # colours are read back through a canvas, so any CSS colour syntax (color-mix too) is understood.
-CONTRAST = """(el) => {
+CONTRAST = """(el, prop) => {
   const canvas = document.createElement("canvas");
   canvas.width = canvas.height = 1;
   const cx = canvas.getContext("2d", { willReadFrequently: true });
@@ -81,7 +81,9 @@ CONTRAST = """(el) => {
     return [r, g, b, a / 255];
   };
   const layers = [];
-  for (let node = el; node; node = node.parentElement) {
+  // An outline is drawn outside the element, over what is behind it.
+  const start = prop === "outlineColor" ? el.parentElement : el;
+  for (let node = start; node; node = node.parentElement) {
     const layer = rgba(getComputedStyle(node).backgroundColor);
     if (layer[3] > 0) layers.push(layer);
     if (layer[3] >= 1) break;
@@ -89,7 +91,7 @@ CONTRAST = """(el) => {
   const over = ([r, g, b, a], under) => [r, g, b].map((v, i) => v * a + under[i] * (1 - a));
   let bg = [255, 255, 255];
   for (const layer of layers.reverse()) bg = over(layer, bg);
-  const fg = over(rgba(getComputedStyle(el).color), bg);
+  const fg = over(rgba(getComputedStyle(el)[prop]), bg);
   const linear = (v) => (v / 255 <= 0.03928 ? v / 255 / 12.92 : ((v / 255 + 0.055) / 1.055) ** 2.4);
   const lum = (c) => {
     const [R, G, B] = c.map(linear);
@@ -111,7 +113,7 @@ def _readable(page: Page, selector: str, *, at_least: float = 4.5) -> None:
             and not element.input_value()
         ):
             element.fill("Some text")  # what a lead types must be readable
-        ratio = element.evaluate(CONTRAST)
+        ratio = element.evaluate(CONTRAST, "color")
         assert ratio >= at_least, f"{selector} #{i}: contrast {ratio:.2f}"
 
 
@@ -151,3 +153,69 @@ def test_the_adjudication_accept_buttons_are_readable(
     open_adjudication(page, pair)
     _readable(page, "[data-decide] .adj-accept [data-label]")
     _readable(page, "[data-decide] [data-action=merge-start] [data-label]")
+
+
+def test_a_skip_link_leads_past_the_project_navigation(page: Page, project, lead):
+    log_in(page, "lead")
+    page.goto(reverse("annotator:members", args=[project.slug]))
+    page.keyboard.press("Tab")
+    skip = page.locator("a.skip-link")
+    expect(skip).to_be_focused()
+    expect(skip).to_be_visible()
+    page.keyboard.press("Enter")
+    expect(page.locator("#content")).to_be_focused()
+    page.keyboard.press("Tab")  # the page's first control, not the navigation's 14 links
+    assert page.evaluate("() => !document.activeElement.closest('nav, header')")
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_focused_text_field_shows_a_clear_ring(page: Page, project, lead, scheme):
+    page.emulate_media(color_scheme=scheme)
+    log_in(page, "lead")
+    page.goto(reverse("annotator:project_settings", args=[project.slug]))
+    field = page.locator("#id_name")
+    field.focus()
+    style = "e => [getComputedStyle(e).outlineStyle, parseFloat(getComputedStyle(e).outlineWidth)]"
+    ring = field.evaluate(style)
+    assert ring[0] == "solid" and ring[1] >= 2
+    assert field.evaluate(CONTRAST, "outlineColor") >= 3  # WCAG's minimum for a focus ring
+
+
+def test_single_image_views_use_the_whole_stage_until_zoomed(page: Page, project, annotator_1):
+    from tests.browser.workspace import make_pair, start_annotating, view
+
+    make_pair(project)
+    log_in(page, "annotator_1")
+    start_annotating(page)
+    canvas = page.locator("[data-view='0'] canvas")
+    side_width = canvas.bounding_box()["width"]
+    for key in ("f", "w", "d"):
+        page.keyboard.press(key)
+        assert canvas.bounding_box()["width"] > 1.8 * side_width  # one image, the whole stage
+        assert view(page) == {"cx": 0.5, "cy": 0.5, "zoom": 1}  # fitted to it, not half of it
+    page.keyboard.press("b")
+    page.keyboard.press("+")  # zoomed in: the scale is kept, as before
+    zoom = view(page)["zoom"]
+    page.keyboard.press("f")
+    assert view(page)["zoom"] != zoom
+
+
+def test_the_shortcuts_show_the_plus_key_and_entity_fields_fit_a_label(
+    page: Page, project, annotator_1
+):
+    from tests.browser.workspace import make_pair, start_annotating
+
+    make_pair(project)
+    log_in(page, "annotator_1")
+    start_annotating(page)
+    page.keyboard.press("Shift+?")
+    row = page.locator("dialog[data-help] dd", has_text="Zoom in / out")
+    keys = row.locator("xpath=preceding-sibling::dt[1]").locator("kbd").all_text_contents()
+    assert keys == ["+", "−"]  # ASCII plus: every font has it
+    page.keyboard.press("Escape")
+
+    page.keyboard.press("g")  # a change over the whole of both images
+    for side in "ab":
+        field = page.locator(f"[data-input=entity_{side}]").first
+        field.fill("spacesuit sleeve")
+        assert field.evaluate("e => e.scrollWidth <= e.clientWidth"), side
