@@ -326,7 +326,7 @@ def labelstudio_preview(*, project: Project, given: LSInput, source: ImageSource
             authors.setdefault(
                 annotation.annotator, author_text(plan, project, annotation.annotator)
             )
-        if sample is None:
+        if sample is None or (sample["annotation"] is None and fitting):  # one with an answer
             sample = _sample(task, [a for a, _ in fitting], authors)
     problems.sort(key=lambda e: e.line)
     targets = {
