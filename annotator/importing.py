@@ -197,7 +197,9 @@ def _accept(
             report.errors.append(RowError(row.line, row.external_id, message))
             continue
         if duplicate is not None:
-            message = f"duplicate of existing pair {duplicate.pk} ({duplicate})"
+            message = (
+                f"duplicate of existing pair {duplicate.pk} ({duplicate.external_id or duplicate})"
+            )
             report.errors.append(RowError(row.line, row.external_id, message))
             continue
         seen[outcome.content_key] = row.line

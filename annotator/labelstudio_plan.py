@@ -39,7 +39,8 @@ from pairdiff.labelstudio import (
 )
 from pairdiff.labelstudio_config import ConfigUnusable, LSMapping
 from pairdiff.labelstudio_refs import ImageFinder, ImageNotFound, parse_reference
-from pairdiff.labelstudio_values import ValueMap, norm, parse_value_map
+from pairdiff.labelstudio_skeleton import mapping_skeleton, problem_kind
+from pairdiff.labelstudio_values import SIDES, TIERS, ValueMap, norm, parse_value_map
 from pairdiff.manifest import RowError
 from pairdiff.sources import ImageSource
 from projects.models import Membership, Project, Role
@@ -48,6 +49,7 @@ from projects.models import Membership, Project, Role
 # colon is outside Django's username characters, so no form (members page, sign-up) can create
 # or claim such a name, and the project id keeps each project's authors apart.
 AUTHOR_PREFIX = "ls:"
+SHOWN_TASKS = 5  # tasks named beside a problem many share
 
 
 @dataclass(frozen=True)
@@ -275,6 +277,21 @@ class LSPreview:
     authors: list[str]
     problems: list[RowError]
     notes: list[RowError]
+    # The first task to import, as it would go in (its images, its first annotation).
+    sample: dict | None = None
+    # The mapping the lead fills in for every value found that maps to nothing ("" if none).
+    skeleton: str = ""
+
+    @property
+    def problem_groups(self) -> list[dict]:
+        """The problems, one row per kind with how many tasks have it and the first few."""
+        groups: dict[str, dict] = {}
+        for e in self.problems:
+            row = groups.setdefault(problem_kind(e.message), {"tasks": [], "count": 0})
+            row["count"] += 1
+            if len(row["tasks"]) < SHOWN_TASKS and e.line not in row["tasks"]:
+                row["tasks"].append(e.line)
+        return [{"message": kind, **row} for kind, row in groups.items()]
 
     def as_json(self) -> dict:
         def rows(items: list[RowError]) -> list[dict]:
@@ -299,6 +316,7 @@ def labelstudio_preview(*, project: Project, given: LSInput, source: ImageSource
     counts["tasks unreadable"] = len(plan.errors)
     seen: set[tuple[str, str]] = set()
     authors: dict[str, str] = {}
+    sample = None
     for task in plan.tasks:
         outcome = check_task(project, task, source, finder)
         if isinstance(outcome, PairRejected):
@@ -331,14 +349,52 @@ def labelstudio_preview(*, project: Project, given: LSInput, source: ImageSource
             authors.setdefault(
                 annotation.annotator, author_text(plan, project, annotation.annotator)
             )
+        if sample is None or (sample["annotation"] is None and fitting):  # one with an answer
+            sample = _sample(task, [a for a, _ in fitting], authors)
     problems.sort(key=lambda e: e.line)
+    targets = {
+        "category": sorted({c["slug"] for c in project.categories}),
+        "tier": list(TIERS),
+        "absent_side": list(SIDES),
+    }
     return LSPreview(
         mapping=plan.mapping.describe(),
         counts={what: counts[what] for what in OUTCOMES},
         authors=[f"Label Studio user {key} → {who}" for key, who in authors.items()],
         problems=problems,
         notes=notes,
+        sample=sample,
+        skeleton=mapping_skeleton((e.message for e in problems), targets),
     )
+
+
+def _sample(task: LSTask, annotations: list, authors: Mapping[str, str]) -> dict:
+    """A task as the import reads it, for the lead to check the mapping against."""
+    first = annotations[0] if annotations else None
+    answer = None
+    if first is not None:
+        answer = {
+            "by": authors.get(first.annotator, "no Label Studio user"),
+            "tier": first.tier,
+            "changes": [
+                {
+                    "category": c.get("category", ""),
+                    "description": c.get("description", ""),
+                    "entity_a": c.get("entity_a", ""),
+                    "entity_b": c.get("entity_b", ""),
+                    "boxes_a": len(c.get("boxes_a") or []),
+                    "boxes_b": len(c.get("boxes_b") or []),
+                }
+                for c in first.changes
+            ],
+        }
+    return {
+        "line": task.line,
+        "label": task.label,
+        "image_a": task.image_a,
+        "image_b": task.image_b,
+        "annotation": answer,
+    }
 
 
 def _duplicate(project: Project, checked: CheckedPair) -> bool:

@@ -8,6 +8,7 @@ from django.db.models import F, Q
 
 from config.constraints import choices_check
 from jobs.models import Job
+from pairdiff.naming import pair_name
 from projects.models import Project
 
 User = settings.AUTH_USER_MODEL
@@ -53,6 +54,11 @@ class AssignmentState(models.TextChoices):
 class Pair(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="pairs")
     external_id = models.CharField(max_length=200, blank=True)
+    # Its short human name, "#42 · kitchen_03" (pairdiff.naming): the number is the pair's place
+    # in the project's import order (given under the project's row lock, annotator.services);
+    # the source name is the photo or file it came from.
+    number = models.PositiveIntegerField()
+    source_name = models.CharField(max_length=40, blank=True)
     # Original bytes, never re-encoded: low-level changes vanish under recompression.
     image_a = models.FileField(max_length=300)
     image_b = models.FileField(max_length=300)
@@ -111,6 +117,7 @@ class Pair(models.Model):
             models.UniqueConstraint(
                 fields=["project", "sha256_a", "sha256_b"], name="pair_content_unique_per_project"
             ),
+            models.UniqueConstraint(fields=["project", "number"], name="pair_number_unique"),
             models.CheckConstraint(
                 condition=Q(width_a__gt=0)
                 & Q(height_a__gt=0)
@@ -122,7 +129,12 @@ class Pair(models.Model):
         ]
 
     def __str__(self) -> str:
-        return self.external_id or f"pair {self.pk}"
+        return self.name
+
+    @property
+    def name(self) -> str:
+        """The pair's short human name, shown wherever the pair is mentioned."""
+        return pair_name(self.number, self.source_name)
 
     def image(self, side: str):
         return self.image_a if side == "a" else self.image_b

@@ -78,7 +78,7 @@ def preannotate_queue(
     backend_check(backend)
     params = {"backend": backend, "pairs": pair_ids}
     job = job_create(kind=JobKind.PREANNOTATE, project=project, user=user, params=params)
-    job_enqueue_on_commit(job)
+    job_enqueue_on_commit(job, after_response=True)  # its page shows the progress
     return job
 
 

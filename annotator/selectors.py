@@ -25,6 +25,8 @@ from annotator.models import (
     Assignment,
     AssignmentState,
     Pair,
+    PairEvent,
+    PairEventKind,
     PairStatus,
 )
 from config import rows
@@ -130,10 +132,21 @@ def annotator_submitted(user, project: Project, *, limit: int = 30) -> list[Assi
         .order_by("-submitted_at")[:limit]
     )
     out = list(submitted)
+    edited = pairs_edited_by(user, [a.pair_id for a in out])
     for assignment in out:
-        # An attribute for the template only, not a model field.
+        # Attributes for the template only, not model fields.
         assignment.editable = annotation_editable(assignment.pair)  # type: ignore[attr-defined]
+        assignment.edited = assignment.pair_id in edited  # type: ignore[attr-defined]
     return out
+
+
+def pairs_edited_by(user, pair_ids: list[int]) -> set[int]:
+    """Those of the pairs whose submitted answer the user took back to edit at least once."""
+    return set(
+        PairEvent.objects.filter(
+            pair_id__in=pair_ids, actor=user, kind=PairEventKind.REOPENED_TO_EDIT
+        ).values_list("pair_id", flat=True)
+    )
 
 
 def queue_candidates(project: Project, user, *, gold: bool) -> QuerySet[Pair]:

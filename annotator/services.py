@@ -12,6 +12,7 @@ from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import transaction
+from django.db.models import F, Max
 
 from annotator.assists import assists_enqueue
 from annotator.models import Pair, PairEvent, PairEventKind
@@ -19,6 +20,7 @@ from config.storage import local_path
 from jobs.models import Job
 from pairdiff import strictjson
 from pairdiff.images import ImageInfo, ImageLimits, ImageRejected, inspect_image
+from pairdiff.naming import source_name
 from projects.models import Project
 
 STORE_THREADS = 8  # concurrent file writes of one batch; S3 puts are network round trips
@@ -147,8 +149,12 @@ def pairs_store(
     try:
         names = _files_store(project, checked, written)
         with transaction.atomic():
+            first = pair_numbers_reserve(project=project)
             pairs = Pair.objects.bulk_create(
-                [_pair_row(project, item, job, names) for item in checked]
+                [
+                    _pair_row(project, item, job, names, number)
+                    for number, item in enumerate(checked, first)
+                ]
             )
             detail = {"job": job.pk if job else None}
             PairEvent.objects.bulk_create(
@@ -170,7 +176,9 @@ def pair_create(*, project: Project, pair_input: PairInput, actor=None) -> Pair:
     checked = pair_check(project=project, pair_input=pair_input)
     duplicate = pair_find_duplicate(project=project, checked=checked)
     if duplicate is not None:
-        raise PairRejected(f"duplicate of pair {duplicate.pk} ({duplicate})")
+        raise PairRejected(
+            f"duplicate of pair {duplicate.pk} ({duplicate.external_id or duplicate})"
+        )
     return pairs_store(project=project, checked=[checked], actor=actor)[0]
 
 
@@ -205,10 +213,26 @@ def _pair_files(project: Project, item: CheckedPair) -> dict[str, tuple[str, byt
     return files
 
 
-def _pair_row(project: Project, item: CheckedPair, job: Job | None, names: dict[str, str]) -> Pair:
+def pair_numbers_reserve(*, project: Project) -> int:
+    """The number the next new pair of ``project`` gets (the ones after it follow).
+
+    Caller is in a transaction and creates its pairs before committing. The no-op UPDATE takes
+    the project row's write lock (PostgreSQL: the row lock; SQLite: the database write lock)
+    until the commit, so two imports at once never read the same last number.
+    """
+    Project.objects.filter(pk=project.pk).update(slug=F("slug"))
+    last = Pair.objects.filter(project=project).aggregate(last=Max("number"))["last"]
+    return (last or 0) + 1
+
+
+def _pair_row(
+    project: Project, item: CheckedPair, job: Job | None, names: dict[str, str], number: int
+) -> Pair:
     files = {field: names[name] for field, (name, _) in _pair_files(project, item).items()}
     return Pair(
         project=project,
+        number=number,
+        source_name=source_name(item.input.external_id, item.input.metadata),
         external_id=item.input.external_id,
         instruction=item.input.instruction,
         category_hint=item.input.category,

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from annotator.assists import workspace_assist
 from annotator.models import Assignment, AssignmentState, Defect, Tier
-from annotator.selectors import annotator_progress
+from annotator.selectors import annotator_progress, pairs_edited_by
 
 SKIP_REASONS = [
     "An image is broken or does not load",
@@ -68,6 +68,8 @@ def workspace_context(assignment: Assignment) -> dict:
         "config": config,
         "urls": urls,
         "progress": _progress(assignment),
+        # A submitted answer taken back to edit: the page says so (it is not a new pair).
+        "editing": bool(pairs_edited_by(assignment.annotator_id, [pair.pk])),
         "skip_reasons": SKIP_REASONS,
     }
 

@@ -90,6 +90,7 @@ def _seed(n_pairs: int, n_clients: int) -> tuple[str, list[str], int]:
         batch.append(
             Pair(
                 project=project,
+                number=i + 1,
                 external_id=f"p{i}",
                 sha256_a=f"{i:064x}",
                 sha256_b=f"{i:064x}",

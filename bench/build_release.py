@@ -103,6 +103,7 @@ def _seed(n: int, size: tuple[int, int], media: Path) -> Project:
         pairs = Pair.objects.bulk_create(
             Pair(
                 project=project,
+                number=i + 1,
                 external_id=f"bench-{i}",
                 image_a=a_name,
                 image_b=b_names[i],

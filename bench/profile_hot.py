@@ -88,6 +88,7 @@ def _seed(n_pairs: int, overlap: int) -> tuple[str, str]:
     Pair.objects.bulk_create(
         Pair(
             project=project,
+            number=i + 1,
             external_id=f"p{i}",
             sha256_a=f"{i:064x}",
             sha256_b=f"{i:064x}",

@@ -124,6 +124,7 @@ def diffmark_seed(n_pairs: int, usernames: list[str]) -> tuple[str, dict[str, st
     Pair.objects.bulk_create(
         Pair(
             project=project,
+            number=i + 1,
             external_id=f"p{i}",
             sha256_a=f"{i:064x}",
             sha256_b=f"{i:064x}",

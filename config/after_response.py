@@ -62,4 +62,9 @@ class AfterResponseMiddleware:
             # HttpResponseBase.close() calls these before request_finished (which may close
             # the database connection); the server calls close() once the body is written.
             response._resource_closers.append(lambda: _run(pending))
+            if not response.streaming and not response.has_header("Content-Length"):
+                # Without it a client reads the body until the connection closes, and servers
+                # built on wsgiref (runserver, the test server) close it after this work: the
+                # page would wait for the whole build after all.
+                response["Content-Length"] = str(len(response.content))
         return response

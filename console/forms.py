@@ -270,7 +270,7 @@ class ProjectForm(forms.ModelForm):
         )
         fields: tuple[str, ...]
         fields = ("description", "iou_threshold", "tier_rule", "guidelines", "show_predictions")
-        fields += ("rotated_boxes",)
+        fields += ("gold_feedback", "rotated_boxes")
         for name in (*fields, "licence", "lease_order", "judge_prompt"):
             setattr(project, name, data[name])
         project.draft_descriptions = data["draft_descriptions"]

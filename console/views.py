@@ -126,7 +126,9 @@ def members(request: HttpRequest, slug: str) -> HttpResponse:
     form = MemberForm(_posted(request), project=project)
     if form.is_valid():
         membership = form.save()
-        messages.success(request, f"{membership.user} is now a {membership.role} of the project.")
+        messages.success(
+            request, f"{membership.user} is now {_with_article(membership.role)} of the project."
+        )
         return redirect("annotator:members", project.slug)
     context = {
         "project": project,
@@ -164,11 +166,16 @@ def _member_change(
     except MemberRefused as exc:
         messages.error(request, str(exc))
         return redirect("annotator:members", project.slug)
-    done = f"is now a {role}" if role else "was removed from the project"
+    done = f"is now {_with_article(role)}" if role else "was removed from the project"
     messages.success(request, f"{membership.user} {done}.")
     if not access.project_may(request.user, project, access.Action.MANAGE):
         return redirect("annotator:home")  # a lead who stepped down has no business here
     return redirect("annotator:members", project.slug)
+
+
+def _with_article(role: str) -> str:
+    """ "an annotator", "a lead"."""
+    return f"{'an' if role[:1] in 'aeiou' else 'a'} {role}"
 
 
 @transaction.atomic

@@ -323,7 +323,7 @@ def _change_reasons(c: ChangeAgreement, policy: AgreementPolicy) -> dict[str, st
         low = [s for _, _, s in side.matched if s < policy.iou_threshold]
         if low:
             found[f"{where}.iou_below_threshold"] = (
-                f"IoU {min(low):.4g} on {label} is below {policy.iou_threshold:g}"
+                f"IoU {iou_text(min(low))} on {label} is below {policy.iou_threshold:g}"
             )
     if c.description_similarity < policy.description_threshold:
         found[f"{at}.description"] = (
@@ -363,3 +363,13 @@ def _round_box(box: Box) -> Box:
     # a one-pixel box. From whole-pixel inputs the mean's x2 - x1 ≥ 1, so this never collapses.
     x1, y1, x2, y2 = (math.floor(v + 0.5) for v in astuple(box))
     return Box(x1, y1, x2, y2) if x1 < x2 and y1 < y2 else box
+
+
+def iou_text(iou: float) -> str:
+    """An IoU as people read it: up to four decimals (0.4999 must not read as 0.5 against a
+    threshold of 0.5), and a near-miss of nothing as "< 0.01", not "0.004009"."""
+    if iou <= 0:
+        return "0"
+    if iou < 0.01:
+        return "< 0.01"
+    return f"{round(iou, 4):g}"

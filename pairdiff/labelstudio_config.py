@@ -75,6 +75,9 @@ class LSMapping:
     choice_values: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     from_config: bool = False
     notes: tuple[str, ...] = ()
+    # How the config says an "entities" text is split ("," for "entity on A, entity on B");
+    # "" when it does not say. A separator in the lead's mapping file comes first.
+    entities_separator: str = ""
 
     @property
     def data_keys(self) -> tuple[str, str]:
@@ -101,6 +104,11 @@ class LSMapping:
         for name, role in self.fields.items():
             what = "ignored" if role == Role.IGNORE else role.replace("_", " ")
             lines.append(f"  {name!r} → {what}")
+        if self.entities_separator:
+            lines.append(
+                f"  entities split on {self.entities_separator!r}, as the config's "
+                f"{self.field_of(Role.ENTITIES)!r} says"
+            )
         lines += [f"  note: {note}" for note in self.notes]
         return lines
 
@@ -112,6 +120,7 @@ class LSMapping:
             "box_labels": {k: list(v) for k, v in self.box_labels.items()},
             "choice_values": {k: list(v) for k, v in self.choice_values.items()},
             "from_config": self.from_config,
+            "entities_separator": self.entities_separator,
         }
 
     @classmethod
@@ -124,6 +133,7 @@ class LSMapping:
             box_labels={k: tuple(v) for k, v in data.get("box_labels", {}).items()},
             choice_values={k: tuple(v) for k, v in data.get("choice_values", {}).items()},
             from_config=bool(data.get("from_config")),
+            entities_separator=str(data.get("entities_separator") or ""),
         )
 
 
@@ -168,7 +178,33 @@ def parse_config(xml: bytes | str, *, roles: Mapping[str, str] | None = None) ->
         choice_values=values,
         from_config=True,
         notes=(note,) if note else (),
+        entities_separator=_entities_separator(root, fields),
     )
+
+
+# A config that says so in words ("comma-separated", "separated by commas")…
+_COMMA_WORDS = re.compile(r"comma[- ]separated|separated by (?:a )?commas?", re.IGNORECASE)
+# …or shows it: a placeholder "entity on A, entity on B" holds the separator once.
+_SHOWN_SEPARATORS = (*DEFAULT_SEPARATORS, ",")
+
+
+def _entities_separator(root: ET.Element, fields: Mapping[str, str]) -> str:
+    """The separator of the "entities" control, from its placeholder, hint or title, or a
+    Header about entities; "" when the config does not say."""
+    names = {name for name, role in fields.items() if role == Role.ENTITIES}
+    said = []
+    for el in root.iter():
+        if el.get("name") in names:
+            said += [el.get(attr, "") for attr in ("placeholder", "hint", "title")]
+        elif el.tag == "Header" and re.search(r"entit", el.get("value", ""), re.IGNORECASE):
+            said.append(el.get("value", ""))
+    if any(_COMMA_WORDS.search(text) for text in said):
+        return ","
+    for text in said:
+        shown = [sep for sep in _SHOWN_SEPARATORS if text.count(sep) == 1]
+        if shown:
+            return shown[0]
+    return ""
 
 
 def infer_mapping(tasks: Iterable[Mapping], *, roles: Mapping[str, str] | None = None) -> LSMapping:

@@ -153,7 +153,7 @@ def _draft_change(group: list[dict], shared: list[dict], options: ReadOptions) -
         )
     if texts[Role.ENTITIES]:
         entity_a, entity_b = _split_entities(
-            texts[Role.ENTITIES], options.values.separators, absent_side, entity_a, entity_b
+            texts[Role.ENTITIES], _separators(options), absent_side, entity_a, entity_b
         )
     return DraftChange(
         category=_category(group, shared, labels, options),
@@ -183,6 +183,15 @@ def _category(group: list[dict], shared: list[dict], labels: list[str], options:
 def _known(options: ReadOptions) -> Mapping[str, str] | None:
     """The project's categories; None (pure reading without a project): labels as they are."""
     return options.categories or None
+
+
+def _separators(options: ReadOptions) -> tuple[str, ...]:
+    """The lead's separator when the mapping file names one; else the config's (if it says
+    one) before the usual ones."""
+    values, mapping = options.values, options.mapping
+    if "entities_separator" in values.raw or mapping is None or not mapping.entities_separator:
+        return values.separators
+    return (mapping.entities_separator, *values.separators)
 
 
 def _split_entities(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from django import forms
 
 from pairdiff.release.options import ReleaseOptions
@@ -131,17 +133,26 @@ class ReleaseForm(forms.Form):
         return tuple(parts)  # type: ignore[return-value]
 
 
+COORDS_CHOICES = [
+    ("1000", "[0, 1000] (Qwen-VL, MinCU)"),
+    ("pixel", "pixels of each image"),
+    ("unit", "[0, 1]"),
+]
+_COORDS_FLAG = re.compile(r"--coords (1000|pixel|unit)")
+_COORDS_LIST = re.compile(r"declare the space the boxes are in \([^)]*\)")
+
+
+def coords_in_form_words(message: str) -> str:
+    """A scorer's refusal as the release page's form says it: the command's "--coords unit" is
+    the form's Box coordinates “[0, 1]”."""
+    labels = dict(COORDS_CHOICES)
+    message = _COORDS_FLAG.sub(lambda m: f"Box coordinates “{labels[m.group(1)]}”", message)
+    return _COORDS_LIST.sub("choose the Box coordinates the file uses", message)
+
+
 class EvaluationForm(forms.Form):
     """Predictions to score against a release, from the release page."""
 
     file = forms.FileField(label="Predictions (JSONL)")
     model = forms.CharField(label="Model", max_length=100)
-    coords = forms.ChoiceField(
-        label="Box coordinates",
-        choices=[
-            ("1000", "[0, 1000] (Qwen-VL, MinCU)"),
-            ("pixel", "pixels of each image"),
-            ("unit", "[0, 1]"),
-        ],
-        initial="1000",
-    )
+    coords = forms.ChoiceField(label="Box coordinates", choices=COORDS_CHOICES, initial="1000")

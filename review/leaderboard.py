@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from pairdiff.release.splits import DIFFICULTIES
 from pairdiff.scoring.text import rule_label
+from review.forms import coords_in_form_words
 from review.models import Evaluation, EvaluationStatus
 
 CHART_MODELS = 5  # the best few are compared in the charts; the table lists every one
@@ -19,6 +20,14 @@ class Row:
     evaluation: Evaluation
     figures: dict = field(default_factory=dict)  # name → value in [0, 1] or None
     colour: int | None = None  # its colour in the charts, when charted
+
+    @property
+    def message(self) -> str:
+        """Why it was not scored, in the words of the page's form (not the command's)."""
+        evaluation = self.evaluation
+        job = evaluation.job
+        text = evaluation.message or (job.message if job and job.status == "failed" else "")
+        return coords_in_form_words(text)
 
 
 @dataclass

@@ -11,8 +11,9 @@ from django.core.files.storage import default_storage
 from django.utils.safestring import SafeString, mark_safe
 from markdown_it import MarkdownIt
 
+from annotator.models import Pair
 from pairdiff.release.splits import DIFFICULTIES, SPLITS
-from review.models import Release
+from review.models import Release, ReleaseStatus
 
 log = logging.getLogger(__name__)
 _FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.DOTALL)
@@ -153,3 +154,13 @@ def baselines(release: Release) -> dict | None:
         for name, result in report.get("baselines", {}).items()
     ]
     return {"rows": rows, "gate": report.get("gate", {}), "chance": report.get("chance")}
+
+
+def pairs_to_fix(release: Release) -> list[Pair]:
+    """The pairs a refused build named (its job's errors), in the order named, so the page can
+    link each to its question."""
+    if release.status != ReleaseStatus.FAILED or release.job is None:
+        return []
+    ids = [e["pair"] for e in release.job.errors or [] if isinstance(e.get("pair"), int)]
+    found = Pair.objects.filter(pk__in=ids, project_id=release.project_id).in_bulk()
+    return [found[pk] for pk in ids if pk in found]

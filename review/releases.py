@@ -10,7 +10,7 @@ import shutil
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
@@ -31,7 +31,7 @@ from jobs.sweeps import jobs_orphaned, jobs_stale, orphan_message
 from pairdiff.geometry import Frame
 from pairdiff.release.build import ReleaseFiles, ReleaseMeta, manifest, release_files, sha256
 from pairdiff.release.hf import config_rows
-from pairdiff.release.options import ReleaseOptions
+from pairdiff.release.options import ReleaseOptions, strict_filter
 from pairdiff.release.publish import research_parts
 from pairdiff.release.records import ReleasePair
 from pairdiff.release.splits import SplitPlan
@@ -53,11 +53,12 @@ WRITERS = 2  # threads writing and hashing the built files while the next is mad
 
 class ReleaseRefused(ValueError):
     """A release that cannot be made as asked; the message is meant for people, ``field``
-    names the input at fault when there is one."""
+    names the input at fault when there is one, ``pairs`` the pairs (ids) to fix, if any."""
 
-    def __init__(self, message: str, *, field: str = "") -> None:
+    def __init__(self, message: str, *, field: str = "", pairs: Sequence[int] = ()) -> None:
         super().__init__(message)
         self.field = field
+        self.pairs = list(pairs)
 
 
 def release_create(
@@ -158,7 +159,9 @@ def release_retry(*, release: Release, user=None) -> Release:
 
 
 def _enqueue(release: Release) -> None:
-    work_enqueue_on_commit(JobKind.RELEASE, release.pk)
+    # Watched: the releases page shows the build's progress (without a broker the build runs
+    # once the page is sent, not before it).
+    work_enqueue_on_commit(JobKind.RELEASE, release.pk, after_response=True)
 
 
 def release_build(release_id: int, *, storage: Storage | None = None) -> Release:
@@ -204,7 +207,7 @@ def release_build(release_id: int, *, storage: Storage | None = None) -> Release
         clock.done("records and manifest published")
     except ReleaseRefused as exc:  # the message is meant for people as it is
         log.warning("release %s refused: %s", release.pk, exc)
-        _release_fail(release, storage, str(exc))
+        _release_fail(release, storage, str(exc), pairs=exc.pairs)
     except Exception as exc:
         log.exception("release %s failed", release.pk)
         _release_fail(release, storage, f"{type(exc).__name__}: {exc}")
@@ -290,6 +293,9 @@ def _build(release: Release, storage: Storage, job) -> tuple[ReleaseFiles, dict]
     )
     pairs = [release_pair(s) for s in standing]
     options = ReleaseOptions.from_json(release.options)
+    # The images (and their lines in the manifest) are those of the pairs released: a pair the
+    # strict rule leaves out is counted in the report, its images are not shipped.
+    standing = _shipped(standing, pairs, options)
     # The originals are checked and copied beside this thread, which makes the data files:
     # in a worker process when folder and originals are on local disk (release_workers),
     # in threads otherwise. A failure of either stops both before the caller clears the
@@ -328,6 +334,16 @@ def _build(release: Release, storage: Storage, job) -> tuple[ReleaseFiles, dict]
     _write(storage, f"{release.prefix}/manifest.json", data)
     clock.done("manifest")
     return built, json.loads(data)
+
+
+def _shipped(
+    standing: list[Standing], pairs: list[ReleasePair], options: ReleaseOptions
+) -> list[Standing]:
+    """The standing answers whose pairs the release keeps (all but the strict rule's left-out)."""
+    if not options.strict:
+        return standing
+    kept = {p.pair_id for p in strict_filter(pairs, no_lead=options.strict_no_lead)[0]}
+    return [s for s in standing if s.pair.pk in kept]
 
 
 def _write_files(
@@ -655,6 +671,7 @@ def _refuse_telling_questions(built: ReleaseFiles, options: ReleaseOptions) -> N
     telling = built.report["text_baselines"]["telling"]
     best = gate["best"]
     named = [record_id for record_id, names in telling.items() if best in names]
+    pair_of = {record["id"]: record["pair_id"] for record in built.records}
     shown = ", ".join(named[:MAX_NAMED]) + (
         f" and {len(named) - MAX_NAMED} more" if len(named) > MAX_NAMED else ""
     )
@@ -669,6 +686,7 @@ def _refuse_telling_questions(built: ReleaseFiles, options: ReleaseOptions) -> N
         f"without the images, above the project's limit of {gate['limit']:.1%}. {fix}, or "
         "build again with the baseline override",
         field="allow_baselines",
+        pairs=[pair_of[record_id] for record_id in named if record_id in pair_of],
     )
 
 
@@ -756,7 +774,11 @@ def releases_fail_stale(
     return failed
 
 
-def _release_fail(release: Release, storage: Storage, message: str) -> None:
+def _release_fail(
+    release: Release, storage: Storage, message: str, *, pairs: Sequence[int] = ()
+) -> None:
+    """Fail the build; the pairs to fix (if any) become the job's errors, one row per pair,
+    which the releases page links to their questions."""
     if not _owned(release, release.job):
         log.warning("release %s is no longer this build's: left as it is", release.pk)
         return
@@ -770,7 +792,17 @@ def _release_fail(release: Release, storage: Storage, message: str) -> None:
         ).update(status=ReleaseStatus.FAILED, message=message)
         release.status, release.message = ReleaseStatus.FAILED, message
         if release.job:
-            job_finish(release.job, status=JobStatus.FAILED, message=message)
+            found = Pair.objects.filter(pk__in=pairs).in_bulk()
+            errors = [
+                {
+                    "pair": pk,
+                    "id": found[pk].name,
+                    "message": "a text-only baseline answers its question: edit or verify it",
+                }
+                for pk in pairs
+                if pk in found
+            ]
+            job_finish(release.job, status=JobStatus.FAILED, message=message, errors=errors)
         if failed:
             webhook_emit(release.project, EventKind.RELEASE_FAILED, ObjectKind.RELEASE, release)
 

@@ -55,6 +55,7 @@ def releases(request: HttpRequest, slug: str) -> HttpResponse:
     for release in rows:  # attributes for the template only, not model fields
         release.split_counts = release_display.split_counts(release)  # type: ignore[attr-defined]
         release.warnings = release_display.warnings(release)  # type: ignore[attr-defined]
+        release.to_fix = release_display.pairs_to_fix(release)  # type: ignore[attr-defined]
     context = {
         "project": project,
         "tab": "releases",

@@ -40,6 +40,7 @@ def test_same_images_cannot_be_stored_twice_in_a_project(project):
     def copy():
         Pair.objects.create(
             project=project,
+            number=pair.number + 1,
             external_id="two",
             image_a=pair.image_a.name,
             image_b=pair.image_b.name,

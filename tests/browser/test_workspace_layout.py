@@ -112,6 +112,11 @@ def test_wide_images_are_shown_a_above_b_and_l_switches(new_page, project, annot
 def test_flicker_and_swipe_keep_the_side_by_side_scale(new_page, project, annotator_1):
     photo_pair(project, (1024, 768))
     page = open_workspace(new_page, (1366, 768))
+    # Zoomed in on something (at fit, one image fills the whole stage instead: issue 27,
+    # tests/browser/test_day_polish.py).
+    at_fit = page.locator("[data-zoom-level]").text_content()
+    page.keyboard.press("+")
+    expect(page.locator("[data-zoom-level]")).not_to_have_text(at_fit or "")  # repainted
     [left, _] = shown_images(page)
     level = page.locator("[data-zoom-level]").text_content()
     for key in ("f", "w", "b"):

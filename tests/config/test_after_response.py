@@ -74,3 +74,16 @@ def test_after_the_request_work_runs_at_once_again():
     done = []
     run_after_response(lambda: done.append("work"))
     assert done == ["work"]
+
+
+def test_a_response_with_work_after_it_says_where_its_body_ends():
+    """Or a client reads until the connection closes, which wsgiref-based servers (runserver,
+    the test server) do only after the work: the page would wait for it after all."""
+
+    def view(request):
+        run_after_response(lambda: None)
+        return HttpResponse("answered")
+
+    response = _serve(view)
+    assert response["Content-Length"] == str(len(b"answered"))
+    response.close()

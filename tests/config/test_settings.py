@@ -81,7 +81,9 @@ def test_the_compose_file_wires_every_app_process_to_a_shared_redis_cache():
 
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())  # our own file
 
-    app_processes = [n for n in compose["services"] if n in ("web", "beat") or n.startswith("worker")]
+    app_processes = [
+        n for n in compose["services"] if n in ("web", "beat") or n.startswith("worker")
+    ]
     assert len(app_processes) >= 3
     for name in app_processes:
         env = compose["services"][name]["environment"]

@@ -11,6 +11,7 @@ from pairdiff.agreement import (
     ConsensusChange,
     SideAgreement,
     compare_answers,
+    iou_text,
 )
 from pairdiff.answers import Answer, ChangeAnswer
 from pairdiff.geometry import Box
@@ -593,3 +594,17 @@ def test_a_rejected_pair_stays_rejected_whatever_its_defects() -> None:
     flagged = replace(answer(change(), tier="poor"), defects=("unrelated_changes",))
     verdict = compare_answers(flagged, answer(change()), AgreementPolicy())
     assert verdict.status == "rejected" and "defects" not in verdict.reasons
+
+
+@pytest.mark.parametrize(
+    ("iou", "text"),
+    [
+        (0.004009, "< 0.01"),
+        (0.0, "0"),
+        (0.04009, "0.0401"),
+        (0.142857, "0.1429"),
+        (0.49994, "0.4999"),
+    ],
+)
+def test_an_iou_reads_with_sane_precision(iou, text):
+    assert iou_text(iou) == text

@@ -229,7 +229,8 @@ def test_the_release_page_form_reports_a_refused_file(
     assert response.status_code == 302
     page = client.get(response["Location"]).content.decode()
     assert '<span class="badge ev-failed">Failed</span> line 1: box' in page
-    assert "does not fit --coords unit" in page
+    assert "does not fit Box coordinates “[0, 1]” ([0, 1])" in page
+    assert "--coords" not in page  # the command's wording, not the form's
 
 
 def test_an_evaluation_whose_message_was_lost_is_scored_by_the_sweep(release, researcher):

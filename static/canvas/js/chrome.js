@@ -40,8 +40,15 @@ export function createChrome(ws) {
   }
 
   const HINT = $("[data-status-hint]").textContent;
+  /** Flash `text` in the status line for a few seconds; null puts the hint back at once. */
   function status(text) {
     const hint = $("[data-status-hint]");
+    if (text == null) {
+      clearTimeout(hintTimer);
+      hint.classList.remove("is-flash");
+      hint.textContent = HINT;
+      return;
+    }
     hint.textContent = text;
     hint.classList.add("is-flash");
     clearTimeout(hintTimer);

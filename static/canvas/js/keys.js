@@ -10,7 +10,7 @@ export const SHORTCUTS = [
     ["T", "Flicker on a timer, on / off"],
     ["W", "Swipe (drag the slider)"],
     ["D", "Difference heatmap |A − B|"],
-    ["＋ −", "Zoom in / out (wheel: around the cursor)"],
+    ["Plus −", "Zoom in / out (wheel: around the cursor)"],
     ["0", "Fit the image"],
     ["Z", "Actual pixels (1:1)"],
     ["Space + drag", "Pan (or drag with the middle button)"],
@@ -93,6 +93,10 @@ export function actionFor(e, { typing = false, onStage = true } = {}) {
 }
 
 /** Fill the help overlay's body from a shortcut table (the workspace's by default). */
+// A lone "+" separates keys pressed together ("Shift + drag"); the plus key itself is written
+// "Plus" in the table and shown as an ASCII "+" (a full-width "＋" is an empty box in many fonts).
+const KEY_CAPS = { Plus: "+" };
+
 export function renderHelp(container, table = SHORTCUTS) {
   container.replaceChildren(...table.map(([group, rows]) => {
     const section = document.createElement("section");
@@ -107,7 +111,7 @@ export function renderHelp(container, table = SHORTCUTS) {
           continue;
         }
         const kbd = document.createElement("kbd");
-        kbd.textContent = token;
+        kbd.textContent = KEY_CAPS[token] ?? token;
         dt.append(kbd);
       }
       const dd = document.createElement("dd");

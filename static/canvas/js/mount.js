@@ -95,13 +95,14 @@ export function mountCanvas(root, {
     onChange: () => {
       // With keepScale, switching side by side ⇄ flicker or swipe keeps each image pixel the
       // same size on screen (and the same point in the middle), so what was being compared
-      // does not jump.
+      // does not jump. A view still at fit fits again: one image then fills the whole stage.
       const before = views[0].viewer.size;
       const scale = viewTransform(view, before, frames.a).sx;
+      const atFit = view.zoom === 1 && view.cx === 0.5 && view.cy === 0.5;
       chrome.applyMode();
       views.forEach((v) => v.viewer.resize());
       const after = views[0].viewer.size;
-      if (keepScale && (after.width !== before.width || after.height !== before.height)) {
+      if (keepScale && !atFit && (after.width !== before.width || after.height !== before.height)) {
         view = zoomToPixelScale(view, scale, after, frames.a);
       }
       if (modes.mode === "diff") ensureDiff();

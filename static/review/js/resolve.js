@@ -50,6 +50,7 @@ export function createResolver(ctx) {
   function disarm() {
     if (!armed) return;
     clearTimeout(armed.timer);
+    ctx.status(null); // "press 2 again to confirm" must not outlive the armed button
     root.querySelectorAll("[data-decide] .is-armed").forEach((b) => {
       b.classList.remove("is-armed");
       b.querySelector("[data-label]").textContent = b.dataset.labelText;
@@ -95,6 +96,8 @@ export function createResolver(ctx) {
       return;
     }
     chrome.banner(null);
+    // The note of the decision before (handoff.js) is about another pair: not through this one.
+    root.querySelectorAll("[data-toast]").forEach((toast) => toast.remove());
     setBusy(true);
     chrome.submitState("Saving the decision…");
     const body = resolutionBody(decision, { changes, reason: reason.value, comment: comment.value });
