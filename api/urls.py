@@ -73,6 +73,7 @@ urlpatterns = [
         webhooks.webhook_redeliver,
         name="project-webhook-redeliver",
     ),
+    path("webhooks/<int:pk>/", webhooks.webhook, name="webhook"),
     path("projects/<slug:slug>/next/", annotate.lease_next, name="lease-next"),
     path("assignments/<int:pk>/draft/", annotate.draft, name="assignment-draft"),
     path("assignments/<int:pk>/submit/", annotate.submit, name="assignment-submit"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from uuid import UUID
 
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
@@ -138,6 +139,25 @@ def project_webhooks(request: Request, slug: str) -> Response:
 def webhook_detail(request: Request, slug: str, pk: int) -> Response:
     """One endpoint, or remove it with its deliveries (leads)."""
     _, endpoint = _endpoint(request, slug, pk)
+    return _endpoint_answer(request, endpoint)
+
+
+@extend_schema(
+    methods=["GET"], operation_id="webhooks_retrieve", responses={200: EndpointSerializer, **ERRORS}
+)
+@extend_schema(methods=["DELETE"], operation_id="webhooks_destroy", responses={204: None, **ERRORS})
+@api_view(["GET", "DELETE"])
+def webhook(request: Request, pk: int) -> Response:
+    """The same, by the endpoint's id alone (the design's ``DELETE /api/v1/webhooks/{id}/``);
+    a missing id and another project's endpoint get the same 404."""
+    slug = Endpoint.objects.filter(pk=pk).values_list("project__slug", flat=True).first()
+    if slug is None:
+        raise Http404
+    _, endpoint = _endpoint(request, slug, pk)
+    return _endpoint_answer(request, endpoint)
+
+
+def _endpoint_answer(request: Request, endpoint: Endpoint) -> Response:
     if request.method == "GET":
         return Response(EndpointSerializer(endpoint).data)
     endpoint_delete(endpoint=endpoint)

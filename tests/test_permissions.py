@@ -108,6 +108,8 @@ MATRIX = [
     ("api:project-webhooks", "post", "slug", _api(lead=400)),  # no URL given
     ("api:project-webhook", "get", "webhook", _api()),
     ("api:project-webhook", "delete", "webhook", _api(lead=204)),
+    ("api:webhook", "get", "webhook_id", _api()),
+    ("api:webhook", "delete", "webhook_id", _api(lead=204)),
     ("api:project-webhook-test", "post", "webhook", _api(lead=202)),
     ("api:project-webhook-deliveries", "get", "webhook", _api()),
     ("api:project-webhook-redeliver", "post", "delivery", _api(lead=202)),
@@ -168,6 +170,7 @@ def objects(project, annotator_1, annotator_2, researcher, lead):
         "release_file": {"pk": release.pk, "name": "README.md"},
         "token": {"pk": token.pk},
         "webhook": {"slug": project.slug, "pk": hook.pk},
+        "webhook_id": {"pk": hook.pk},
         "delivery": {"slug": project.slug, "pk": hook.pk, "delivery": delivery.uuid},
         None: {},
     }

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Error as PlaywrightError
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import ViewportSize, expect, sync_playwright
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -23,7 +23,7 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 # Wide enough for both panels and the answer panel side by side, as on an annotator's screen.
-VIEWPORT = {"width": 1400, "height": 900}
+VIEWPORT: ViewportSize = {"width": 1400, "height": 900}
 SHOTS = Path("/tmp/diffmark-browser-failures")
 
 expect.set_options(timeout=10_000)

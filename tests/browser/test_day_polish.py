@@ -4,6 +4,8 @@ theme keeps lead forms readable, delete buttons show their label, a skip link on
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from django.urls import reverse
 from playwright.sync_api import Page, expect
@@ -14,7 +16,13 @@ from tests.browser.workspace import log_in
 pytestmark = pytest.mark.browser
 
 
-def _overlap(a: dict | None, b: dict | None) -> bool:
+def _width(locator: Any) -> float:
+    box = locator.bounding_box()
+    assert box is not None
+    return box["width"]
+
+
+def _overlap(a: Any, b: Any) -> bool:
     assert a is not None and b is not None
     return not (
         a["x"] + a["width"] <= b["x"]
@@ -188,10 +196,10 @@ def test_single_image_views_use_the_whole_stage_until_zoomed(page: Page, project
     log_in(page, "annotator_1")
     start_annotating(page)
     canvas = page.locator("[data-view='0'] canvas")
-    side_width = canvas.bounding_box()["width"]
+    side_width = _width(canvas)
     for key in ("f", "w", "d"):
         page.keyboard.press(key)
-        assert canvas.bounding_box()["width"] > 1.8 * side_width  # one image, the whole stage
+        assert _width(canvas) > 1.8 * side_width  # one image, the whole stage
         assert view(page) == {"cx": 0.5, "cy": 0.5, "zoom": 1}  # fitted to it, not half of it
     page.keyboard.press("b")
     page.keyboard.press("+")  # zoomed in: the scale is kept, as before

@@ -38,7 +38,7 @@ def _as_dump_image_writes(b64: str, name: str, folder) -> np.ndarray:
     """What VLMEvalKit's dump_image leaves for the model: the base64 decoded by PIL, RGBA, P
     and LA made RGB, saved under the TSV's image_path (its extension picks the format), then
     read back from that file."""
-    image = Image.open(io.BytesIO(base64.b64decode(b64)))
+    image: Image.Image = Image.open(io.BytesIO(base64.b64decode(b64)))
     if image.mode in ("RGBA", "P", "LA"):
         image = image.convert("RGB")
     target = folder / name.replace("/", "_")

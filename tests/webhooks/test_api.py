@@ -156,3 +156,18 @@ def test_the_schema_documents_the_webhook_paths(client, db):
     assert "post" in paths[base + "{id}/deliveries/{delivery}/redeliver/"]
     created = paths[base]["post"]["responses"]["201"]["content"]["application/json"]["schema"]
     assert created["$ref"].endswith("/EndpointCreated")
+
+
+def test_the_design_path_deletes_by_id_and_hides_other_projects(project, lead, settings):
+    """DESIGN.md's contract: `DELETE /api/v1/webhooks/{id}/`. A lead of another project gets
+    the same 404 for an endpoint that is not theirs as for one that does not exist."""
+    settings.DIFFMARK_WEBHOOK_ALLOWED_NETWORKS = "127.0.0.1/32"
+    hook = _register(api_client(lead), project, "http://127.0.0.1:8151/hook").json()["id"]
+    other = Project.objects.create(slug="other", name="Other")
+    stranger = api_client(member(other, "other_lead", "lead"))
+
+    assert stranger.delete(f"/api/v1/webhooks/{hook}/").status_code == 404
+    assert stranger.delete("/api/v1/webhooks/999999/").status_code == 404
+    assert api_client(lead).get(f"/api/v1/webhooks/{hook}/").json()["id"] == hook
+    assert api_client(lead).delete(f"/api/v1/webhooks/{hook}/").status_code == 204
+    assert not Endpoint.objects.filter(pk=hook).exists()
