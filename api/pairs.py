@@ -30,6 +30,7 @@ from api.pagination import PAGE, paginated
 from api.parsers import MultiPartParser, query_text
 from api.serializers import StrictJSONField
 from jobs.models import Job
+from pairdiff.manifest import metadata_problem
 from projects import access
 from projects.models import Project
 
@@ -93,6 +94,8 @@ class PairUploadSerializer(serializers.Serializer):
     def validate_metadata(self, value):
         if not isinstance(value, dict):
             raise serializers.ValidationError("metadata must be a JSON object")
+        if problem := metadata_problem(value):
+            raise serializers.ValidationError(problem)
         return value
 
 

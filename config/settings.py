@@ -255,6 +255,7 @@ CELERY_TASK_ROUTES = {
     "review.tasks.recompute_agreements": {"queue": "jobs"},
     "review.tasks.build_release": {"queue": "jobs"},
     "review.tasks.score_evaluation": {"queue": "jobs"},
+    "annotator.assists.precompute_assists": {"queue": "jobs"},
     "api.tasks.deliver_webhook": {"queue": "webhooks"},
 }
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -14,6 +15,8 @@ from pairdiff.labelstudio_refs import reference_problem
 
 MAX_ID_LENGTH = 200
 MAX_INSTRUCTION_LENGTH = 2000
+# A pair's metadata is stored on it and shown with it in every answer about the pair.
+MAX_METADATA_BYTES = 16 * 1024
 _FIELDS = frozenset({"id", "image_a", "image_b", "instruction", "category"})
 _JSONL_SUFFIXES = frozenset({".jsonl", ".ndjson", ".json"})
 _CSV_DELIMITERS = (",", ";", "\t")
@@ -293,6 +296,24 @@ def _metadata(
     fields: dict[str, object], problems: list[str], *, from_json: bool
 ) -> dict[str, object]:
     """Every non-row key; a JSON row's nested "metadata" object is merged under its own keys."""
+    metadata = _metadata_fields(fields, problems, from_json=from_json)
+    if problem := metadata_problem(metadata):
+        problems.append(problem)
+        return {}
+    return metadata
+
+
+def metadata_problem(metadata: dict[str, object]) -> str:
+    """Why a pair may not carry this metadata ("" when it may): only its size is bounded."""
+    size = len(json.dumps(metadata, ensure_ascii=False).encode("utf-8"))
+    if size > MAX_METADATA_BYTES:
+        return f"metadata is larger than {MAX_METADATA_BYTES // 1024} KB ({size:,} bytes)"
+    return ""
+
+
+def _metadata_fields(
+    fields: dict[str, object], problems: list[str], *, from_json: bool
+) -> dict[str, object]:
     extras = {key: value for key, value in fields.items() if key not in _FIELDS}
     if not from_json:
         return {key: "" if value is None else value for key, value in extras.items()}

@@ -52,7 +52,7 @@ def test_the_migration_numbers_existing_pairs_in_id_order(project):
     for pair, wrong in zip(pairs, (90, 91, 92), strict=True):
         Pair.objects.filter(pk=pair.pk).update(number=wrong, source_name="")
 
-    migration = import_module("annotator.migrations.0014_pair_number_source_name")
+    migration = import_module("annotator.migrations.0015_pair_number_source_name")
     migration._backfill(apps, None)
 
     got = {p.pk: (p.project_id, p.number, p.source_name) for p in Pair.objects.all()}

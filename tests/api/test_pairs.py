@@ -45,6 +45,23 @@ def test_a_lead_uploads_one_pair(project, lead):
     assert pair.image_a.read() == a
 
 
+def test_metadata_past_16_kb_is_refused_with_its_size_and_never_echoed(project, lead):
+    a, b = edited_pair()
+    response = _client(lead).post(
+        "/api/v1/projects/cars/pairs/",
+        {
+            "image_a": _png("a.png", a),
+            "image_b": _png("b.png", b),
+            "metadata": json.dumps({"source": "a/" * 30_000}),
+        },
+        format="multipart",
+    )
+
+    assert response.status_code == 400
+    assert "metadata is larger than 16 KB" in response.json()["error"]["fields"]["metadata"][0]
+    assert len(response.content) < 1_000 and Pair.objects.count() == 0
+
+
 def test_an_upload_that_is_not_an_image_names_the_field(project, lead):
     _, b = edited_pair()
     response = _client(lead).post(

@@ -70,6 +70,15 @@ def test_jsonl_top_level_keys_win_over_the_nested_metadata_object():
     assert rows[0].metadata == {"source": "top"}
 
 
+def test_metadata_past_16_kb_refuses_its_row_and_keeps_the_others():
+    big = {"image_a": "a", "image_b": "b", "id": "big", "notes": "x" * 17_000}
+    rows, errors = parse_manifest(_jsonl(big, {"image_a": "c", "image_b": "d"}))
+
+    assert [row.image_a for row in rows] == ["c"]
+    assert [(e.line, e.external_id) for e in errors] == [(1, "big")]
+    assert "metadata is larger than 16 KB (17,013 bytes)" in errors[0].message
+
+
 def test_csv_happy_path_with_bom_quoted_newline_and_extra_columns():
     data = (
         "\ufeffid,image_a,image_b,instruction,category,source\r\n"
