@@ -28,12 +28,20 @@ from jobs.models import Job, JobKind, JobStatus
 from jobs.registry import work_enqueue_on_commit
 from jobs.sweeps import jobs_stale
 from pairdiff.geometry import Frame
-from pairdiff.release.build import ReleaseFiles, ReleaseMeta, manifest, release_files, sha256
+from pairdiff.release.build import (
+    Previous,
+    ReleaseFiles,
+    ReleaseMeta,
+    manifest,
+    release_files,
+    sha256,
+)
 from pairdiff.release.hf import config_rows
 from pairdiff.release.options import ReleaseOptions
 from pairdiff.release.publish import research_parts
 from pairdiff.release.records import ReleasePair
-from pairdiff.release.splits import SplitPlan
+from pairdiff.release.sources import difference_hash, source_groups
+from pairdiff.release.splits import SPLITS, SplitPlan
 from projects.models import Project
 from review.models import QuestionEdit, Release, ReleaseRecord, ReleaseStatus
 from review.release_workers import BuildWorkers, LaterNegatives, workers_usable
@@ -132,6 +140,7 @@ def release_options(*, project: Project, options: ReleaseOptions | None) -> Rele
         swap_ab=asked.swap_ab,
         baseline_limit=project.question_baseline_limit,
         allow_baselines=asked.allow_baselines,
+        control_rate=asked.control_rate,
     )
 
 
@@ -362,6 +371,8 @@ def _write_files(
             pairs,
             plan,
             meta,
+            sources=pair_sources(standing),
+            previous=release_previous(release, storage),
             negatives=edited,
             verified=verified,
             options=options,
@@ -462,6 +473,52 @@ class _Stages:
             cpu - self.cpu,
         )
         self.wall, self.cpu = wall, cpu
+
+
+def pair_sources(standing: list[Standing]) -> dict[int, str]:
+    """Each pair's source photo: its image A's sha256, joined with every A whose difference
+    hash is a few bits from it (``sources.source_groups``). Each distinct A is read once."""
+    hashes: dict[str, int | None] = {}
+    items = []
+    for s in standing:
+        pair = s.pair
+        if pair.sha256_a not in hashes:
+            try:
+                with pair.image("a").open("rb") as handle:
+                    hashes[pair.sha256_a] = difference_hash(handle.read())
+            except OSError:
+                hashes[pair.sha256_a] = None
+        items.append((pair.pk, pair.sha256_a, hashes[pair.sha256_a]))
+    return {int(k): v for k, v in source_groups(items).items()}
+
+
+def release_previous(release: Release, storage: Storage) -> Previous:
+    """What the project's earlier ready releases published: every released pair's split (the
+    latest release's where several hold it) and the latest release's questions, by pair."""
+    earlier = Release.objects.filter(
+        project_id=release.project_id, status=ReleaseStatus.READY, version__lt=release.version
+    ).order_by("version")
+    splits: dict[int | str, str] = {}
+    for pair_id, split in (
+        ReleaseRecord.objects.filter(release__in=earlier)
+        .order_by("release__version")
+        .values_list("pair_id", "split")
+    ):
+        splits[pair_id] = split
+    questions: dict[int, dict] = {}
+    last = earlier.last()
+    if last is not None:
+        try:
+            data = _read(storage, f"{last.prefix}/questions.jsonl")
+        except OSError:
+            data = b""
+        for line in data.splitlines():
+            row = json.loads(line)
+            if row.get("control") or row.get("split") not in SPLITS:
+                continue
+            truth = row["options"][row["answer"]]
+            questions[int(row["pair_id"])] = {"truth": truth, "row": row}
+    return Previous(splits=splits, questions=questions)
 
 
 def release_pair(s: Standing) -> ReleasePair:

@@ -14,8 +14,8 @@ from pairdiff.release.coco import coco_side
 from pairdiff.release.hf import config_rows
 from pairdiff.release.options import ReleaseOptions, strict_filter
 from pairdiff.release.publish import card_header
+from pairdiff.release.question_set import control_items, question_set
 from pairdiff.release.question_set import question_negatives as _question_negatives
-from pairdiff.release.question_set import question_set
 from pairdiff.release.records import ReleasePair, benchmark_record
 from pairdiff.release.slots import Prior
 from pairdiff.release.splits import SPLITS, SplitItem, SplitPlan, split_assign
@@ -49,6 +49,16 @@ class ReleaseMeta:
         }
 
 
+@dataclass(frozen=True)
+class Previous:
+    """What earlier releases of the project published: each released pair's split (by pair
+    id) and its question (by pair id: ``{"truth": text, "row": question row}``), which later
+    versions keep."""
+
+    splits: Mapping[int | str, str] = field(default_factory=dict)
+    questions: Mapping[int, Mapping] = field(default_factory=dict)
+
+
 @dataclass
 class ReleaseFiles:
     files: dict[str, bytes]
@@ -71,6 +81,8 @@ def release_files(
     on_records: Callable[[list[dict]], None] | None = None,
     derived: Mapping[int, tuple[list, str] | ValueError] | None = None,
     labelstudio: Callable[[], Mapping[str, bytes]] | None = None,
+    sources: Mapping[int, str] | None = None,
+    previous: Previous | None = None,
 ) -> ReleaseFiles:
     """The data files and the dataset card. ``verified`` and ``negatives`` hold leads'
     verified (frozen) and edited hard negatives by pair id; the others are derived from the
@@ -85,8 +97,17 @@ def release_files(
     left_by_filter: dict[str, int] = {}
     if options.strict:
         pairs, left_by_filter = strict_filter(pairs, no_lead=options.strict_no_lead)
+    previous = previous or Previous()
+    sources = sources or {}
     splits = split_assign(
-        [SplitItem(p.pair_id, p.category, p.difficulty, p.content_key) for p in pairs], plan
+        [
+            SplitItem(
+                p.pair_id, p.category, p.difficulty, p.content_key, sources.get(p.pair_id, "")
+            )
+            for p in pairs
+        ],
+        plan,
+        previous=previous.splits,
     )
     order = {s: i for i, s in enumerate(SPLITS)}
     records = sorted(
@@ -112,6 +133,8 @@ def release_files(
         verified=verified or {},
         edited=negatives or {},
         derived=derived,
+        published=previous.questions,
+        controls=control_items(records, rate=options.control_rate, seed=plan.seed),
     )
     training = training_set(records, seed=plan.seed, swap_ab=options.swap_ab)
     report = _report(options, left_by_filter, questions, training, splits.notes, counts)
