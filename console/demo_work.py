@@ -6,6 +6,7 @@ from __future__ import annotations
 from annotator.leasing import assignment_lease_next
 from annotator.models import Annotation, Pair, PairStatus
 from annotator.submitting import annotation_submit
+from pairdiff.release.options import ReleaseOptions
 from pairdiff.release.splits import SplitPlan
 from projects.members import membership_set, user_ensure
 from projects.models import Project, Role
@@ -15,6 +16,7 @@ from review.releases import release_build, release_register
 
 SIMULATED = ("demo-annotator-a", "demo-annotator-b")
 RELEASE_NAME = "demo-v1"
+CONTROL_RATE = 0.1  # no-change control questions, per record of each split
 
 
 def demo_work(*, project: Project, pairs: int) -> dict[str, int]:
@@ -33,14 +35,19 @@ def demo_work(*, project: Project, pairs: int) -> dict[str, int]:
             break
         second = _lease_pair(project, users[1], pair)
         if second is not None:
-            tier = "good" if index % 5 == 4 else "excellent"
+            # Whole twin groups (three consecutive pairs) go to a lead: a group split
+            # between accepted and disputed pairs would lose its twins.
+            tier = "good" if index // 3 % 5 == 4 else "excellent"
             _submit(second, users[1], pair, tier=tier, nudge=1)
             agreement_compute(pair_id=pair.pk)
     built = 0
     released = Release.objects.filter(project=project, name=RELEASE_NAME).exists()
     if not released and Pair.objects.filter(project=project, status=PairStatus.ACCEPTED).exists():
         release = release_register(
-            project=project, name=RELEASE_NAME, plan=SplitPlan(seed=0, test_fraction=0.25)
+            project=project,
+            name=RELEASE_NAME,
+            plan=SplitPlan(seed=0, test_fraction=0.25),
+            options=ReleaseOptions(control_rate=CONTROL_RATE),
         )
         built = int(release_build(release.pk).status == ReleaseStatus.READY)
     return {"answered": Annotation.objects.filter(annotator=users[0]).count(), "release": built}

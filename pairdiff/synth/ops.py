@@ -254,5 +254,12 @@ def pick(rng: np.random.Generator, items: Sequence[T]) -> T:
     return items[int(rng.integers(len(items)))]
 
 
+def pick_variant(rng: np.random.Generator, items: Sequence[T], variant: int) -> T:
+    """The ``variant``-th item of a seeded order of ``items``: twins (one generator, variants
+    0, 1, 2) draw the same and get different items."""
+    order = rng.permutation(len(items))
+    return items[int(order[variant % len(items)])]
+
+
 def cap(text: str) -> str:
     return text[:1].upper() + text[1:]
