@@ -8,13 +8,13 @@ from annotator.models import Annotation, Pair, PairStatus
 from annotator.submitting import annotation_submit
 from pairdiff.release.options import ReleaseOptions
 from pairdiff.release.splits import SplitPlan
-from projects.members import membership_set, user_ensure
+from projects.members import SIMULATED_ANNOTATORS, membership_set, user_ensure
 from projects.models import Project, Role
 from review.agreement import agreement_compute
 from review.models import Release, ReleaseStatus
 from review.releases import release_build, release_register
 
-SIMULATED = ("demo-annotator-a", "demo-annotator-b")
+SIMULATED = SIMULATED_ANNOTATORS
 RELEASE_NAME = "demo-v1"
 CONTROL_RATE = 0.1  # no-change control questions, per record of each split
 

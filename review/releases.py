@@ -21,7 +21,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from annotator.models import Pair, PairStatus
+from annotator.models import Annotation, Pair, PairStatus
 from config.storage import local_path
 from jobs.lifecycle import job_claim, job_create, job_finish, job_progress, job_start
 from jobs.models import Job, JobKind, JobStatus
@@ -42,6 +42,7 @@ from pairdiff.release.publish import research_parts
 from pairdiff.release.records import ReleasePair
 from pairdiff.release.sources import difference_hash, source_groups
 from pairdiff.release.splits import SPLITS, SplitPlan
+from projects.members import SIMULATED_ANNOTATORS
 from projects.models import Project
 from review.models import QuestionEdit, Release, ReleaseRecord, ReleaseStatus
 from review.release_workers import BuildWorkers, LaterNegatives, workers_usable
@@ -141,6 +142,7 @@ def release_options(*, project: Project, options: ReleaseOptions | None) -> Rele
         baseline_limit=project.question_baseline_limit,
         allow_baselines=asked.allow_baselines,
         control_rate=asked.control_rate,
+        order_swap=True,  # every release the app builds carries the test split with B first
     )
 
 
@@ -258,15 +260,16 @@ def _records_insert(release: Release, built: ReleaseFiles) -> None:
 
 
 def _record_texts(benchmark: bytes, count: int) -> list[str] | None:
-    """Each record's JSON text from benchmark.json (``build._json``: a line per record), or
-    None when the file does not hold ``count`` of them that way."""
+    """Each record's JSON text from benchmark.json (``build._json``: a line per record; the
+    released records first, then the order-swapped copy of the test split, which has no rows),
+    or None when the file does not hold ``count`` of them that way."""
     lines = benchmark.decode().split("\n")
-    if count == 0 or len(lines) != count + 3 or lines[0] != "[" or lines[-2:] != ["]", ""]:
+    if count == 0 or len(lines) < count + 3 or lines[0] != "[" or lines[-2:] != ["]", ""]:
         return None
-    texts = [line[:-1] for line in lines[1:-3]] + [lines[-3]]
-    if not all(line.endswith(",") for line in lines[1:-3]):
+    body = lines[1:-2]
+    if not all(line.endswith(",") for line in body[:-1]) or body[-1].endswith(","):
         return None
-    return texts
+    return [line.removesuffix(",") for line in body[:count]]
 
 
 def _build(release: Release, storage: Storage, job) -> tuple[ReleaseFiles, dict]:
@@ -291,6 +294,7 @@ def _build(release: Release, storage: Storage, job) -> tuple[ReleaseFiles, dict]
             "tier_rule_label": project.get_tier_rule_display(),
             "overlap": project.overlap,
             "iou_threshold": project.iou_threshold,
+            **annotator_counts(standing),
         },
     )
     pairs = [release_pair(s) for s in standing]
@@ -473,6 +477,24 @@ class _Stages:
             cpu - self.cpu,
         )
         self.wall, self.cpu = wall, cpu
+
+
+def annotator_counts(standing: list[Standing]) -> dict[str, int | bool]:
+    """Distinct annotators of the released pairs' compared annotations, and whether they
+    are all the demo's simulated ones (the card must not call programs people)."""
+    pair_ids = [s.pair.pk for s in standing]
+    names: set[str] = set()
+    for start in range(0, len(pair_ids), 500):
+        names.update(
+            Annotation.objects.filter(pair_id__in=pair_ids[start : start + 500]).values_list(
+                "annotator__username", flat=True
+            )
+        )
+    simulated = names & set(SIMULATED_ANNOTATORS)
+    return {
+        "annotators": len(names),
+        "simulated_annotators": bool(names) and simulated == names,
+    }
 
 
 def pair_sources(standing: list[Standing]) -> dict[int, str]:

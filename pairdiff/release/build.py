@@ -19,6 +19,7 @@ from pairdiff.release.question_set import question_negatives as _question_negati
 from pairdiff.release.records import ReleasePair, benchmark_record
 from pairdiff.release.slots import Prior
 from pairdiff.release.splits import SPLITS, SplitItem, SplitPlan, split_assign
+from pairdiff.release.swap import SWAPPED_SPLIT, swapped_questions, swapped_records
 from pairdiff.release.training import VOCABULARY_FILE, training_set, vocabulary
 
 FORMAT_VERSION = 1
@@ -137,9 +138,21 @@ def release_files(
         controls=control_items(records, rate=options.control_rate, seed=plan.seed),
     )
     training = training_set(records, seed=plan.seed, swap_ab=options.swap_ab)
-    report = _report(options, left_by_filter, questions, training, splits.notes, counts)
+    # MinCU's order swap at test time: a copy of the test split with B first, scored beside it.
+    turned_records, records_left = swapped_records(records) if options.order_swap else ([], 0)
+    turned_rows, rows_left = (
+        swapped_questions(questions.rows, records) if options.order_swap else ([], 0)
+    )
+    report = _report(options, left_by_filter, questions, training, splits.notes, counts, categories)
+    report["order_swap"] = {
+        "split": SWAPPED_SPLIT,
+        "records": len(turned_records),
+        "questions": len(turned_rows),
+        "records_left_out": records_left,
+        "questions_left_out": rows_left,
+    }
     files = {
-        "benchmark.json": _json(records),
+        "benchmark.json": _json(records + turned_records),
         "coco_a.json": _json(
             coco_side(records, "a", categories=categories, info=info, licence=meta.licence)
         ),
@@ -148,7 +161,7 @@ def release_files(
         ),
         "training.jsonl": _jsonl(training.rows),
         VOCABULARY_FILE: _json(vocabulary()),
-        "questions.jsonl": _jsonl(questions.rows),
+        "questions.jsonl": _jsonl(questions.rows + turned_rows),
         **(
             labelstudio()
             if labelstudio is not None
@@ -182,7 +195,30 @@ def release_files(
     )
 
 
-def _report(options, left_by_filter, questions, training, notes, counts) -> dict:
+MIN_PAIRS_PER_CATEGORY = 5  # fewer in a category of the taxonomy: a warning
+
+
+def coverage_warnings(categories: Sequence[Mapping], counts: Mapping) -> list[str]:
+    """A category of the taxonomy with no pairs, or fewer than MIN_PAIRS_PER_CATEGORY, or
+    none in the test split: the release cannot speak for it."""
+    out = []
+    for c in categories:
+        slug = c["slug"]
+        total = sum(sum(counts["by_split"][s].get(slug, {}).values()) for s in SPLITS)
+        in_test = sum(counts["by_split"]["test"].get(slug, {}).values())
+        if total == 0:
+            out.append(f"coverage: category “{c['name']}” has no pairs in this release")
+        elif total < MIN_PAIRS_PER_CATEGORY:
+            out.append(
+                f"coverage: category “{c['name']}” has only {total} pairs "
+                f"(fewer than {MIN_PAIRS_PER_CATEGORY})"
+            )
+        elif in_test == 0:
+            out.append(f"coverage: category “{c['name']}” has no test pair")
+    return out
+
+
+def _report(options, left_by_filter, questions, training, notes, counts, categories=()) -> dict:
     """What the manifest and card say beyond counts: the filter, questions and baselines, the
     training file, and every warning a reader must see before trusting the release."""
     baselines = questions.baselines
@@ -195,7 +231,7 @@ def _report(options, left_by_filter, questions, training, notes, counts) -> dict
         "over_limit": over,
         "overridden": over and options.allow_baselines,
     }
-    warnings = list(notes)
+    warnings = list(notes) + coverage_warnings(categories, counts)
     for item in questions.left_out:
         warnings.append(
             f"question of {item['id']} (pair {item['pair_id']}) left out: {item['reason']}"
@@ -227,6 +263,9 @@ def _report(options, left_by_filter, questions, training, notes, counts) -> dict
             "count": len(questions.rows),
             "left_out": questions.left_out,
             "negatives": dict(sorted(questions.sources.items())),
+            "twin_groups": len({r["twin_group"] for r in questions.rows if r.get("twin_group")}),
+            "in_twin_groups": sum(1 for r in questions.rows if r.get("twin_group")),
+            "controls": sum(1 for r in questions.rows if r.get("control")),
             "answers_by_split": _answers_by_split(questions.rows),
         },
         "text_baselines": {**baselines, "gate": gate},

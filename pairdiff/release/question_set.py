@@ -369,7 +369,7 @@ def control_items(records: Sequence[Mapping], *, rate: float, seed: int) -> list
     return out
 
 
-def control_rows(controls: Sequence[Mapping], rows: Sequence[Mapping]) -> list[dict]:
+def control_rows(controls: Sequence[Mapping], rows: Sequence[dict]) -> list[dict]:
     """The control questions: the options of the question of the pair the control was made
     from (its twin group's when it has one, so the control joins the group), under the same
     letters, with "no difference" as the answer. Each change option is false: nothing
@@ -385,6 +385,8 @@ def control_rows(controls: Sequence[Mapping], rows: Sequence[Mapping]) -> list[d
         if group in used:
             continue
         used.add(group)
+        # The control and its pair's question share their options: a group of their own.
+        row["twin_group"] = group
         letter = next(k for k, v in row["options"].items() if v == NO_DIFFERENCE)
         negatives = [
             {
