@@ -528,6 +528,7 @@ def release_previous(release: Release, storage: Storage) -> Previous:
     ):
         splits[pair_id] = split
     questions: dict[int, dict] = {}
+    controls: dict[int, dict] = {}
     last = earlier.last()
     if last is not None:
         try:
@@ -536,11 +537,14 @@ def release_previous(release: Release, storage: Storage) -> Previous:
             data = b""
         for line in data.splitlines():
             row = json.loads(line)
-            if row.get("control") or row.get("split") not in SPLITS:
+            if row.get("split") not in SPLITS:
+                continue
+            if row.get("control"):
+                controls[int(row["pair_id"])] = row
                 continue
             truth = row["options"][row["answer"]]
             questions[int(row["pair_id"])] = {"truth": truth, "row": row}
-    return Previous(splits=splits, questions=questions)
+    return Previous(splits=splits, questions=questions, controls=controls)
 
 
 def release_pair(s: Standing) -> ReleasePair:

@@ -14,7 +14,7 @@ from pairdiff.release.coco import coco_side
 from pairdiff.release.hf import config_rows
 from pairdiff.release.options import ReleaseOptions, strict_filter
 from pairdiff.release.publish import card_header
-from pairdiff.release.question_set import control_items, question_set
+from pairdiff.release.question_set import control_items, question_set, says_no_change
 from pairdiff.release.question_set import question_negatives as _question_negatives
 from pairdiff.release.records import ReleasePair, benchmark_record
 from pairdiff.release.slots import Prior
@@ -58,6 +58,7 @@ class Previous:
 
     splits: Mapping[int | str, str] = field(default_factory=dict)
     questions: Mapping[int, Mapping] = field(default_factory=dict)
+    controls: Mapping[int, Mapping] = field(default_factory=dict)  # control rows by pair id
 
 
 @dataclass
@@ -112,7 +113,7 @@ def release_files(
     )
     order = {s: i for i, s in enumerate(SPLITS)}
     records = sorted(
-        (benchmark_record(p, splits.of[p.pair_id]) for p in pairs),
+        (_as_control(benchmark_record(p, splits.of[p.pair_id])) for p in pairs),
         key=lambda r: (order[r["split"]], r["pair_id"]),
     )
     if on_records is not None:
@@ -135,7 +136,9 @@ def release_files(
         edited=negatives or {},
         derived=derived,
         published=previous.questions,
-        controls=control_items(records, rate=options.control_rate, seed=plan.seed),
+        controls=control_items(
+            records, rate=options.control_rate, seed=plan.seed, published=previous.controls
+        ),
     )
     training = training_set(records, seed=plan.seed, swap_ab=options.swap_ab)
     # MinCU's order swap at test time: a copy of the test split with B first, scored beside it.
@@ -216,6 +219,15 @@ def coverage_warnings(categories: Sequence[Mapping], counts: Mapping) -> list[st
         elif in_test == 0:
             out.append(f"coverage: category “{c['name']}” has no test pair")
     return out
+
+
+def _as_control(record: dict) -> dict:
+    """A record whose answer says nothing changed stays in the release as a control: no
+    change, no boxes, ``"control": true`` — never a change in benchmark.json."""
+    if not says_no_change(record):
+        return record
+    empty = {"boxes_a": [], "boxes_b": [], "boxes_a_px": [], "boxes_b_px": [], "anchors": ""}
+    return {**record, **empty, "changes": [], "control": True}
 
 
 def _report(options, left_by_filter, questions, training, notes, counts, categories=()) -> dict:

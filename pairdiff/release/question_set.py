@@ -122,14 +122,21 @@ def derived_negatives(
 
 def question_problem(record: Mapping) -> str:
     """Why the record cannot make a question, or ""."""
+    if says_no_change(record):
+        return "the description says there is no difference, which is the fourth option"
     if not record["changes"]:
         return "the answer has no change"
-    text = " ".join(record["description"].split())
-    if not text:
+    if not " ".join(record["description"].split()):
         return "the description is blank"
-    if _SAYS_NO_CHANGE.search(text) or _plain(text) == _plain(NO_DIFFERENCE):
-        return "the description says there is no difference, which is the fourth option"
     return ""
+
+
+def says_no_change(record: Mapping) -> bool:
+    """Whether the record's answer says nothing changed: it is a control, not a change."""
+    text = " ".join((record.get("description") or "").split())
+    return bool(text) and (
+        _SAYS_NO_CHANGE.search(text) is not None or _plain(text) == _plain(NO_DIFFERENCE)
+    )
 
 
 def question_set(
@@ -337,25 +344,56 @@ def _why(truth: str, negative: str) -> str:
     return _slot_and_why(truth, negative)[1]
 
 
-def control_items(records: Sequence[Mapping], *, rate: float, seed: int) -> list[dict]:
+def control_items(
+    records: Sequence[Mapping],
+    *,
+    rate: float,
+    seed: int,
+    published: Mapping[int, Mapping] | None = None,
+) -> list[dict]:
     """Pairs with no change made from released pairs: image A shown twice, so "no difference"
     is the truth. ``rate`` of each split's records (at least one when the rate is positive
-    and the split has records), one per twin group at most; chosen by a seeded hash."""
-    if rate <= 0:
+    and the split has records), chosen by a seeded hash; the controls an earlier release
+    published (``published``, rows by pair id) come first and keep their question."""
+    published = published or {}
+    if rate <= 0 and not published:
         return []
     out: list[dict] = []
     for split in SPLITS:
         in_split = [r for r in records if r["split"] == split and not question_problem(r)]
         if not in_split:
             continue
-        want = max(1, round(rate * len(in_split)))
+        want = max(1, round(rate * len(in_split))) if rate > 0 else 0
         ranked = sorted(
             in_split,
-            key=lambda r: hashlib.sha256(
-                f"{seed}:control:{r.get('content_key') or r['id']}".encode()
-            ).hexdigest(),
+            key=lambda r: (
+                r["pair_id"] not in published,
+                hashlib.sha256(
+                    f"{seed}:control:{r.get('content_key') or r['id']}".encode()
+                ).hexdigest(),
+            ),
         )
-        for record in ranked[:want]:
+        kept = sum(1 for r in in_split if r["pair_id"] in published)
+        for record in [r for r in records if r["split"] == split and says_no_change(r)]:
+            # An accepted pair whose answer is "no difference": a control with its own images,
+            # asked with the options of a question of its source (else its category).
+            donor = _donor(record, in_split)
+            if donor is not None:
+                out.append(
+                    {
+                        "id": record["id"],
+                        "pair_id": record["pair_id"],
+                        "options_of": donor["pair_id"],
+                        "split": split,
+                        "category": record["category"],
+                        "image_a": record["image_a"],
+                        "image_b": record["image_b"],
+                    }
+                )
+        for record in ranked[: max(want, kept)]:
+            if record["pair_id"] in published:
+                out.append({**published[record["pair_id"]], "published": True})
+                continue
             out.append(
                 {
                     "id": f"{record['id']}-same",
@@ -369,6 +407,20 @@ def control_items(records: Sequence[Mapping], *, rate: float, seed: int) -> list
     return out
 
 
+def _donor(record: Mapping, candidates: Sequence[Mapping]) -> Mapping | None:
+    """The pair whose question a no-change pair is asked with: one of its source photo (same
+    image A), else of its category, else any; the first by pair id."""
+    for same in (
+        lambda r: r["content_key"].split(":")[0] == record["content_key"].split(":")[0],
+        lambda r: r["category"] == record["category"],
+        lambda r: True,
+    ):
+        found = sorted((r for r in candidates if same(r)), key=lambda r: r["pair_id"])
+        if found:
+            return found[0]
+    return None
+
+
 def control_rows(controls: Sequence[Mapping], rows: Sequence[dict]) -> list[dict]:
     """The control questions: the options of the question of the pair the control was made
     from (its twin group's when it has one, so the control joins the group), under the same
@@ -378,11 +430,17 @@ def control_rows(controls: Sequence[Mapping], rows: Sequence[dict]) -> list[dict
     used: set[str] = set()
     out = []
     for control in controls:
-        row = by_pair.get(control["pair_id"])
+        own = "options_of" in control  # an accepted pair that says "no difference"
+        row = by_pair.get(control["options_of"] if own else control["pair_id"])
         if row is None:
             continue
+        if control.get("published"):  # frozen: the row as it was published
+            frozen = {k: v for k, v in control.items() if k != "published"}
+            used.add(str(frozen.get("twin_group")))
+            out.append(frozen)
+            continue
         group = row.get("twin_group") or f"pair-{row['id']}"
-        if group in used:
+        if group in used and not own:
             continue
         used.add(group)
         # The control and its pair's question share their options: a group of their own.
@@ -398,6 +456,7 @@ def control_rows(controls: Sequence[Mapping], rows: Sequence[dict]) -> list[dict
             for text in row["options"].values()
             if text != NO_DIFFERENCE
         ]
+        control = {k: v for k, v in control.items() if k != "options_of"}
         out.append(
             {
                 **control,
