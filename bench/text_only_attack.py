@@ -107,8 +107,12 @@ def attack(target: list[dict], others: list[list[dict]]) -> dict:
     def share(values: list[bool]) -> dict:
         k = sum(values)
         low, high = wilson(k, len(values))
-        return {"right": k, "of": len(values), "accuracy": k / len(values) if values else None,
-                "ci95": [round(low, 3), round(high, 3)]}
+        return {
+            "right": k,
+            "of": len(values),
+            "accuracy": k / len(values) if values else None,
+            "ci95": [round(low, 3), round(high, 3)],
+        }
 
     return {
         "questions": share(list(right.values())),

@@ -242,16 +242,23 @@ def group_scores(questions: Sequence[Mapping], credits: Sequence[float]) -> dict
     every question the baseline answers (expected: the product of the questions' credits),
     and the per-question accuracy inside and outside twin groups."""
     groups: dict[str, list[float]] = {}
+    shared: dict[str, set[str]] = {}  # each group's option sets, as text
     inside: list[float] = []
     outside: list[float] = []
     for q, c in zip(questions, credits, strict=True):
         group = q.get("twin_group")
         if group:
             groups.setdefault(str(group), []).append(c)
+            shared.setdefault(str(group), set()).add(repr(sorted(q["options"].values())))
             inside.append(c)
         else:
             outside.append(c)
-    whole = [math.prod(cs) for cs in groups.values() if len(cs) >= 2]
+    # Questions of one option set get one answer from anything that reads only text (ties
+    # broken alike): with different truths, it wholly answers no such group. Otherwise the
+    # questions' credits are independent chances.
+    whole = [
+        0.0 if len(shared[g]) == 1 else math.prod(cs) for g, cs in groups.items() if len(cs) >= 2
+    ]
     return {
         "groups": len(whole),
         "group_accuracy": round(math.fsum(whole) / len(whole), 4) if whole else None,

@@ -150,8 +150,9 @@ def swap_description(text: str, *, end: str | None = None, start: str | None = N
     when given, is the start place of the true description: only an option naming that place
     is moved to ``end`` (an option naming another start place stays false from the other side
     too)."""
-    if _MOVED.search(text):
-        place = _PLACE.search(text[: _MOVED.search(text).start()])
+    moved = _MOVED.search(text)
+    if moved is not None:
+        place = _PLACE.search(text[: moved.start()])
         if place is not None:
             if end is None:
                 return None
