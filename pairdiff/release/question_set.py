@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from pairdiff.release.baselines import text_baselines
+from pairdiff.release.baselines import NaiveBayes, text_baselines
 from pairdiff.release.questions import (
     LETTERS,
     NO_DIFFERENCE,
@@ -21,7 +21,14 @@ from pairdiff.release.questions import (
     question_check,
     question_item,
 )
-from pairdiff.release.slots import Prior, Slot, find_slots, slots_prior, why_false
+from pairdiff.release.slots import (
+    Prior,
+    Slot,
+    candidates,
+    find_slots,
+    slots_prior,
+    why_false,
+)
 from pairdiff.release.splits import SPLITS
 from pairdiff.release.twins import TwinGroup, member_of, twin_groups
 
@@ -221,6 +228,7 @@ def question_set(
                     "reason": f"no question could be made: {exc}",
                 }
             )
+    free = adversarial(free, [*rows.values()], prior=prior, slots_of=slots_of, seed=seed)
     positions: dict[int, int] = {}
     for split in SPLITS:
         in_split = [i for i, (record, _) in enumerate(free) if record["split"] == split]
@@ -250,6 +258,83 @@ def question_set(
         no_difference=NO_DIFFERENCE,
     )
     return result
+
+
+FOLDS = 2  # the adversary is trained on the other fold's questions (cross-fitting)
+
+
+def adversarial(
+    free: list[tuple[Mapping, list[dict]]],
+    twin_rows: Sequence[Mapping],
+    *,
+    prior: Prior,
+    slots_of: dict[str, list[Slot]],
+    seed: int,
+) -> list[tuple[Mapping, list[dict]]]:
+    """Derived negatives chosen again, adversarially (SWAG / AFLite): of each question's
+    candidates (same-slot rewrites, false by ``why_false``), the two that a text-only model
+    finds most like a truth — a value the release's truths use first (a value no truth ever
+    takes gives itself away), then the score of naive Bayes trained on the options of the
+    other fold's questions (each option true or false). Lead-written and fallback negatives
+    stay as they are."""
+    folds = [NaiveBayes() for _ in range(FOLDS)]
+    examples: list[list[tuple[str, bool]]] = [[] for _ in range(FOLDS)]
+    for row in twin_rows:
+        k = _fold(row.get("pair_id"), seed)
+        examples[k] += [(t, t == row["options"][row["answer"]]) for t in row["options"].values()]
+    for record, negatives in free:
+        k = _fold(record["pair_id"], seed)
+        examples[k].append((record["description"], True))
+        examples[k] += [(n["text"], False) for n in negatives]
+    for k in range(FOLDS):
+        folds[k].fit([e for j in range(FOLDS) if j != k for e in examples[j]])
+    out = []
+    for record, negatives in free:
+        if any(n["made"] != "derived" for n in negatives):
+            out.append((record, negatives))
+            continue
+        model = folds[_fold(record["pair_id"], seed)]
+        picked = _most_like_truths(record, model, prior, slots_of, seed)
+        out.append((record, picked or negatives))
+    return out
+
+
+def _most_like_truths(record, model, prior, slots_of, seed) -> list[dict] | None:
+    text = record["description"].strip()
+    pool = candidates(
+        text,
+        seed=f"{seed}:{record.get('content_key')}",
+        prior=prior,
+        per_slot=8,
+        slots=slots_of.get(text),
+    )
+    ranked = []
+    for c in pool:
+        if c.slot.startswith("swap:") or _plain(c.sentence) in (
+            _plain(text),
+            _plain(NO_DIFFERENCE),
+        ):
+            continue
+        kind, why = _slot_and_why(text, c.sentence)
+        new = [s for s in find_slots(c.sentence) if s.kind == kind]
+        attested = any(v.value.lower() in {x.lower() for x in prior.get(kind, {})} for v in new)
+        ranked.append((not attested, -model.score(c.sentence), c.sentence, kind, why))
+    ranked.sort()
+    chosen: list[dict] = []
+    for _, _, sentence, kind, why in ranked:
+        if len(chosen) == 2:
+            break
+        if all(_plain(sentence) != _plain(n["text"]) for n in chosen):
+            chosen.append({"text": sentence, "slot": kind, "why": why, "made": "derived"})
+    try:
+        question_check(description=text, negatives=[n["text"] for n in chosen])
+    except ValueError:
+        return None
+    return chosen
+
+
+def _fold(pair_id, seed: int) -> int:
+    return hashlib.sha256(f"{seed}:fold:{pair_id}".encode()).digest()[0] % FOLDS
 
 
 def _derive(record, derived, entity_pool, prior, slots_of) -> tuple[list, str]:

@@ -68,14 +68,18 @@ class TwinGroup:
         """For a group of two, a third option: the first member's description with the
         group's slot filled by a value false of both members, or None."""
         text = " ".join(self.texts[0].split())
-        for c in candidates(text, seed=seed, per_slot=8):
+        found = candidates(text, seed=seed, per_slot=8)
+        for c in found:
             if c.slot != self.slot_of_first.key:
                 continue
             new = [s for s in find_slots(c.sentence) if s.kind == self.slot]
             value = next((s.value for s in new if s.start == self.slot_of_first.start), None)
             if value and all(why_false(self.slot, v, value) for v in self.values):
                 return c.sentence
-        return None
+        # Another slot of the first member changed: false of it, and of the second, whose
+        # value of the group's slot it does not say.
+        others = [c for c in found if not c.slot.startswith(("swap:", f"{self.slot}@"))]
+        return others[0].sentence if others else None
 
 
 def twin_groups(members: Sequence[Member], *, seed: int | str = 0) -> list[TwinGroup]:
@@ -89,7 +93,9 @@ def twin_groups(members: Sequence[Member], *, seed: int | str = 0) -> list[TwinG
             if slot.kind not in TWIN_KINDS:
                 continue
             template = (text[: slot.start] + "\0" + text[slot.end :]).casefold()
-            key = (member.split, member.category, slot.kind, template)
+            # Effects cross categories (noisy and pixelated: noise; blurred: texture).
+            category = "" if slot.kind == "effect" else member.category
+            key = (member.split, category, slot.kind, template)
             buckets[key].append((member, slot))
     taken: set[int | str] = set()
     groups: list[TwinGroup] = []

@@ -13,6 +13,7 @@ from pairdiff.synth.base import Edit, Xyxy, change
 from pairdiff.synth.ops import (
     bright_busy,
     cap,
+    column,
     composite,
     direction,
     feather,
@@ -21,6 +22,7 @@ from pairdiff.synth.ops import (
     glow,
     overlaps,
     pick,
+    pick_variant,
     where,
 )
 from pairdiff.synth.photos import Blob, astronaut_parts, coins, galaxies, lights, photo
@@ -84,7 +86,8 @@ def paste_object(rng: np.random.Generator, turn: int, variant: int = 0) -> Edit:
     taken = [b.box for b in (galaxies() if label == "galaxy" else lights())]
     y, x = find_empty(_busy(name, threshold), alpha.shape, rng, taken, area)
     box = composite(out, pix, alpha, y, x, add=True)
-    place = where(box, _size(img))
+    # The column only: twins differ in it, and "at the bottom" would be true of all three.
+    place = column(box, _size(img))
     return Edit(
         photo=name,
         image_a=img,
@@ -100,10 +103,15 @@ def remove_object(rng: np.random.Generator, turn: int, variant: int = 0) -> Edit
     # from the surroundings without leaving a visible haze.
     source = ("coin", "galaxy", "patch")[turn % 3]
     if source == "coin":
-        name, blob = "coins", pick(rng, coins())
+        # Twins take three coins of one row: their names differ in the position only.
+        row = pick(rng, sorted({c.name.split(" in the ")[-1] for c in coins()}))
+        name, blob = (
+            "coins",
+            pick_variant(rng, [c for c in coins() if c.name.endswith(row)], variant),
+        )
         phrase = blob.name
     elif source == "galaxy":
-        name, blob = "hubble_deep_field", pick(rng, galaxies())
+        name, blob = "hubble_deep_field", pick_variant(rng, galaxies(), variant)
         phrase = _galaxy_name(blob, photo(name))
     else:
         name, blob = "astronaut", astronaut_parts()["patch"]
@@ -235,7 +243,8 @@ def resize_object(rng: np.random.Generator, turn: int, variant: int = 0) -> Edit
     else:
         name, blob = "astronaut", astronaut_parts()["patch"]
         phrase, light = blob.name, False
-        s = float(rng.uniform(1.2, 1.32) if rng.random() < 0.5 else rng.uniform(0.68, 0.78))
+        grow = (rng.random() < 0.5) != (variant % 2 == 1)
+        s = float(rng.uniform(1.2, 1.32) if grow else rng.uniform(0.68, 0.78))
     img = photo(name)
     out = img.copy()
     top, mask, _, _ = _lift(blob, img, light)

@@ -221,6 +221,12 @@ def where(box: Xyxy, size: tuple[int, int]) -> str:
     return "in the centre"
 
 
+def column(box: Xyxy, size: tuple[int, int]) -> str:
+    """Which third of the width a box is in: 'on the left', 'in the centre', 'on the right'."""
+    cx = (box[0] + box[2]) / 2 / size[0]
+    return "on the left" if cx < 0.36 else "on the right" if cx > 0.64 else "in the centre"
+
+
 def direction(dx: float, dy: float) -> str:
     """'up and to the left' style description of a displacement in image coordinates."""
     big = max(abs(dx), abs(dy))
