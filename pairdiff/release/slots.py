@@ -433,6 +433,9 @@ def _value_key(value: str) -> str:
 
 def _fits(slot: Slot, value: str) -> bool:
     """A drawn value of the right shape: a count stays a number, a resolution a size."""
+    if slot.kind == "quoted":  # a word of the same shape: "-based" stays, length near
+        _, dash, tail = slot.value.partition("-")
+        return abs(len(value) - len(slot.value)) <= 4 and (not dash or value.endswith(dash + tail))
     if slot.kind in ("heading", "place"):  # options of one length: a long one stands out
         return abs(len(value.split()) - len(slot.value.split())) <= (slot.kind == "heading")
     if slot.kind in ("count", "resolution"):
@@ -522,13 +525,18 @@ _WORD_LIST = """open close start stop entry exit north south east west water pap
     circle square label marker values points cells stars seeds graph edge shape detail
     level layer frame scale range limit total first second third final early later
     inside outside above below before after under over small large black white green
-    orange purple silver golden yellow simple complex random normal global local sharp"""
+    orange purple silver golden yellow simple complex random normal global local sharp
+    structure direction detection resolution calibration distribution recognition measurement
+    background foreground threshold gradient boundary function operation transform component
+    classification reconstruction estimation processing smoothing filtering"""
 WORDS = tuple(_WORD_LIST.split())
 
 
 def _word_variants(word: str, rng: random.Random) -> list[str]:
     """Real words of about the text's length (the eight closest), cased like it."""
     head, dash, tail = word.partition("-")  # "Region-based": another word before "-based"
+    if dash and len(head) < 3:  # "X-ray": no word to swap
+        return []
     words = [w for w in WORDS if w != head.lower()]
     rng.shuffle(words)
     words.sort(key=lambda w: abs(len(w) - len(head)))  # stable: shuffled among equals
