@@ -142,7 +142,6 @@ def release_options(*, project: Project, options: ReleaseOptions | None) -> Rele
         baseline_limit=project.question_baseline_limit,
         allow_baselines=asked.allow_baselines,
         control_rate=asked.control_rate,
-        order_swap=True,  # every release the app builds carries the test split with B first
     )
 
 
@@ -376,6 +375,7 @@ def _write_files(
             plan,
             meta,
             sources=pair_sources(standing),
+            order_swap=True,  # every release the app builds has the test split with B first
             previous=release_previous(release, storage),
             negatives=edited,
             verified=verified,
@@ -527,9 +527,18 @@ def release_previous(release: Release, storage: Storage) -> Previous:
         .values_list("pair_id", "split")
     ):
         splits[pair_id] = split
+    questions, controls = published_questions(earlier.last(), storage)
+    return Previous(splits=splits, questions=questions, controls=controls)
+
+
+def published_questions(
+    last: Release | None, storage: Storage | None = None
+) -> tuple[dict[int, dict], dict[int, dict]]:
+    """The questions ``last`` published, by pair id (``{"truth", "row"}``), and its control
+    questions (rows by pair id); nothing for no release."""
+    storage = storage or default_storage
     questions: dict[int, dict] = {}
     controls: dict[int, dict] = {}
-    last = earlier.last()
     if last is not None:
         try:
             data = _read(storage, f"{last.prefix}/questions.jsonl")
@@ -544,7 +553,16 @@ def release_previous(release: Release, storage: Storage) -> Previous:
                 continue
             truth = row["options"][row["answer"]]
             questions[int(row["pair_id"])] = {"truth": truth, "row": row}
-    return Previous(splits=splits, questions=questions, controls=controls)
+    return questions, controls
+
+
+def last_ready(project_id: int) -> Release | None:
+    """The project's latest ready release, whose questions later versions keep."""
+    return (
+        Release.objects.filter(project_id=project_id, status=ReleaseStatus.READY)
+        .order_by("-version")
+        .first()
+    )
 
 
 def release_pair(s: Standing) -> ReleasePair:

@@ -85,6 +85,7 @@ def release_files(
     labelstudio: Callable[[], Mapping[str, bytes]] | None = None,
     sources: Mapping[int, str] | None = None,
     previous: Previous | None = None,
+    order_swap: bool = False,
 ) -> ReleaseFiles:
     """The data files and the dataset card. ``verified`` and ``negatives`` hold leads'
     verified (frozen) and edited hard negatives by pair id; the others are derived from the
@@ -142,10 +143,9 @@ def release_files(
     )
     training = training_set(records, seed=plan.seed, swap_ab=options.swap_ab)
     # MinCU's order swap at test time: a copy of the test split with B first, scored beside it.
-    turned_records, records_left = swapped_records(records) if options.order_swap else ([], 0)
-    turned_rows, rows_left = (
-        swapped_questions(questions.rows, records) if options.order_swap else ([], 0)
-    )
+    # ``order_swap``: the test split again with B first, as split "test_swapped".
+    turned_records, records_left = swapped_records(records) if order_swap else ([], 0)
+    turned_rows, rows_left = swapped_questions(questions.rows, records) if order_swap else ([], 0)
     report = _report(options, left_by_filter, questions, training, splits.notes, counts, categories)
     report["order_swap"] = {
         "split": SWAPPED_SPLIT,

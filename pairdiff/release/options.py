@@ -25,7 +25,6 @@ class ReleaseOptions:
     baseline_limit: float = DEFAULT_BASELINE_LIMIT
     allow_baselines: bool = False
     control_rate: float = DEFAULT_CONTROL_RATE  # no-change control questions per record
-    order_swap: bool = False  # the test split again with B first, as split "test_swapped"
 
     def __post_init__(self) -> None:
         if not 0 <= self.baseline_limit <= 1:
@@ -40,8 +39,8 @@ class ReleaseOptions:
             "swap_ab": self.swap_ab,
             "baseline_limit": self.baseline_limit,
             "allow_baselines": self.allow_baselines,
-            "control_rate": self.control_rate,
-            "order_swap": self.order_swap,
+            # Asked only: options stored before these existed read the same.
+            **({"control_rate": self.control_rate} if self.control_rate else {}),
         }
 
     @classmethod
@@ -54,7 +53,6 @@ class ReleaseOptions:
             baseline_limit=float(data.get("baseline_limit", DEFAULT_BASELINE_LIMIT)),
             allow_baselines=bool(data.get("allow_baselines", False)),
             control_rate=float(data.get("control_rate", DEFAULT_CONTROL_RATE)),
-            order_swap=bool(data.get("order_swap", False)),
         )
 
 

@@ -122,8 +122,13 @@ def split_assign(
         )
         for unit, members in sorted(free.items())
     ]
-    plain = split_plain(reps, plan) if len(reps) < len(items) else split_plain(items, plan)
+    grouped = len(reps) < len(items)
+    plain = split_plain(reps, plan, pairs=len(items)) if grouped else split_plain(items, plan)
     result.notes.extend(plain.notes)
+    if grouped and any(n.split(" is empty")[0] in ("val", "test") for n in plain.notes):
+        result.notes.append(
+            f"the {len(items)} pairs come from {len(units)} source photos, each kept in one split"
+        )
     for unit, members in units.items():
         for m in members:
             if m.key in previous:
@@ -131,11 +136,11 @@ def split_assign(
             elif unit in fixed:
                 result.of[m.key] = fixed[unit]
             else:
-                result.of[m.key] = plain.of[unit] if len(reps) < len(items) else plain.of[m.key]
+                result.of[m.key] = plain.of[unit] if grouped else plain.of[m.key]
     return result
 
 
-def split_plain(items: Sequence[SplitItem], plan: SplitPlan) -> Splits:
+def split_plain(items: Sequence[SplitItem], plan: SplitPlan, *, pairs: int | None = None) -> Splits:
     """Assign every item a split, each item on its own.
 
     Sizes are allocated over the whole release, not rounded per category: the plan's val and
@@ -183,7 +188,8 @@ def split_plain(items: Sequence[SplitItem], plan: SplitPlan) -> Splits:
         )
         if asked and items and split not in result.of.values():
             result.notes.append(
-                f"{split} is empty: {len(items)} accepted pairs are too few for the plan"
+                f"{split} is empty: {len(items) if pairs is None else pairs} accepted pairs "
+                "are too few for the plan"
             )
     return result
 

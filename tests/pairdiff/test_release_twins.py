@@ -95,7 +95,7 @@ def _sources(pairs):
     return {p.pair_id: p.content_key.split(":")[0] for p in pairs}
 
 
-def _build(pairs, *, previous=None, options=None, plan=None):
+def _build(pairs, *, previous=None, options=None, plan=None, order_swap=False):
     return release_files(
         pairs,
         plan or SplitPlan(seed=0, val_fraction=0.2, test_fraction=0.2),
@@ -103,6 +103,7 @@ def _build(pairs, *, previous=None, options=None, plan=None):
         sources=_sources(pairs),
         previous=previous,
         options=options,
+        order_swap=order_swap,
     )
 
 
@@ -311,7 +312,7 @@ def test_an_accepted_no_difference_answer_is_a_control_never_a_change():
 
 
 def test_the_swapped_copy_turns_every_description_around_from_b():
-    built = _build(_pairs(3), options=ReleaseOptions(order_swap=True))
+    built = _build(_pairs(3), order_swap=True)
     rows = _questions(built)
     normal = {r["id"]: r for r in rows if r["split"] == "test"}
     swapped = [r for r in rows if r["split"] == SWAPPED_SPLIT]
