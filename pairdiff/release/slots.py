@@ -78,7 +78,7 @@ SYNONYMS: dict[str, tuple[frozenset[str], ...]] = {
     for kind, groups in {
         "effect": "noisy|grainy blurred|smoother sharper pixelated",
         "size": "larger|wider|taller smaller|narrower|shorter",
-        "light": "brighter|warmer darker|cooler",
+        "light": "brighter darker warmer cooler",
         "light_kind": "bright_light|glare shadow|dim_light",
         "motion": "moved|slid|shifted turned|tilted",
         "tone": "warm|strong cool|faint",
