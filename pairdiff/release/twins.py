@@ -93,9 +93,9 @@ def twin_groups(members: Sequence[Member], *, seed: int | str = 0) -> list[TwinG
             if slot.kind not in TWIN_KINDS:
                 continue
             template = (text[: slot.start] + "\0" + text[slot.end :]).casefold()
-            # Effects cross categories (noisy and pixelated: noise; blurred: texture).
-            category = "" if slot.kind == "effect" else member.category
-            key = (member.split, category, slot.kind, template)
+            # The category is part of the key: a question row shows it, and a group spanning
+            # categories (noisy: noise, blurred: texture) would tell its members apart.
+            key = (member.split, member.category, slot.kind, template)
             buckets[key].append((member, slot))
     taken: set[int | str] = set()
     groups: list[TwinGroup] = []
