@@ -155,11 +155,14 @@ def add_noise(rng: np.random.Generator, turn: int, variant: int = 0) -> Edit:
             params={"sigma": round(sigma, 2), "scope": "global"},
         )
     name, alpha, y0, x0, entity, phrase = _region(rng, "noise", avoid=("brick",))
-    return _effect(rng, name, alpha, y0, x0, entity, phrase, variant % 3)
+    # Twins of one category (a question shows it): noisy and pixelated; the third variant is
+    # the first again, byte for byte, which the demo skips as a repeat.
+    return _effect(rng, name, alpha, y0, x0, entity, phrase, variant % 2)
 
 
 def _effect(rng, name, alpha, y0, x0, entity, phrase, effect: int) -> Edit:
-    """One region made noisy (0), pixelated (1) or blurred (2): twins differ in the effect."""
+    """One region made noisy (0), pixelated (1), blurred (2) or sharper (3): twins differ in
+    the effect."""
     img = photo(name)
     out = img.copy()
     sigma = float(rng.uniform(14.0, 24.0))
@@ -174,11 +177,16 @@ def _effect(rng, name, alpha, y0, x0, entity, phrase, effect: int) -> Edit:
         small = Image.fromarray(to_u8(base)).resize((max(1, w // block), max(1, h // block)))
         top = np.asarray(small.resize((w, h), Image.Resampling.NEAREST), np.float32)
         word, kind, verb = "pixelated", "add_noise", "Pixelate"
-    else:
+    elif effect == 2:
         m = 28
         wide = _crop(img, alpha, y0, x0, m)
         top = ndi.gaussian_filter(wide, (9.0, 9.0, 0))[m:-m, m:-m]
         word, kind, verb = "blurred", "blur_region", "Blur"
+    else:  # an unsharp mask: edges and grain stand out
+        m = 8
+        wide = _crop(img, alpha, y0, x0, m)
+        top = (wide + 2.5 * (wide - ndi.gaussian_filter(wide, (2.0, 2.0, 0))))[m:-m, m:-m]
+        word, kind, verb = "sharper", "blur_region", "Sharpen"
     box = composite(out, top, alpha, y0, x0)
     return Edit(
         photo=name,
@@ -193,8 +201,9 @@ def _effect(rng, name, alpha, y0, x0, entity, phrase, effect: int) -> Edit:
 def blur_region(rng: np.random.Generator, turn: int, variant: int = 0) -> Edit:
     # The brick wall's fine low-contrast grain hides a blur as strong as noise is visible.
     name, alpha, y0, x0, entity, phrase = _region(rng, "blur", avoid=("brick",))
-    if variant % 3:
-        return _effect(rng, name, alpha, y0, x0, entity, phrase, (2 + variant) % 3)
+    # Twins of one category: blurred and sharper (the third variant repeats the first).
+    if variant % 3 == 1:
+        return _effect(rng, name, alpha, y0, x0, entity, phrase, 3)
     img = photo(name)
     out = img.copy()
     sigma = float(rng.uniform(2.0, 3.5))
