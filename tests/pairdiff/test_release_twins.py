@@ -359,3 +359,20 @@ def test_a_taxonomy_category_without_pairs_is_a_coverage_warning():
     assert any("“Motion” has no pairs" in w for w in built.report["warnings"])
     assert "“Motion” has no pairs" in built.files["README.md"].decode()
     assert text_baselines  # imported for the answerers above
+
+
+def test_twin_groups_never_span_two_categories():
+    pairs = _pairs(1)
+    pairs += [
+        _pair(51, "cat", "noise_resolution", "The fur became noisy."),
+        _pair(52, "cat", "noise_resolution", "The fur became pixelated."),
+        _pair(53, "cat", "texture", "The fur became blurred."),
+    ]
+    rows = _questions(_build(pairs, plan=SplitPlan(seed=0, val_fraction=0, test_fraction=0)))
+    categories: dict[str, set[str]] = {}
+    for row in rows:
+        if row["twin_group"]:
+            categories.setdefault(row["twin_group"], set()).add(row["category"])
+    assert categories and all(len(c) == 1 for c in categories.values())
+    blurred = next(r for r in rows if r["pair_id"] == 53)
+    assert blurred["twin_group"] is None  # a question shows its category: it would tell
