@@ -62,6 +62,22 @@ def _galaxy_name(blob: Blob, img: np.ndarray) -> str:
     return f"the galaxy {where(blob.box, _size(img))}"
 
 
+def _apart(rng: np.random.Generator, blobs: list[Blob], img: np.ndarray) -> list[Blob]:
+    """Three galaxies (in a seeded order) whose places share no word — "at the top left",
+    "at the bottom right", "in the centre" — so twins name places that exclude each other;
+    fewer when the photo has no such three (the list then repeats)."""
+    chosen: list[Blob] = []
+    words: set[str] = set()
+    for i in rng.permutation(len(blobs)):
+        place = set(where(blobs[int(i)].box, _size(img)).split()[2:])
+        if not place & words:
+            chosen.append(blobs[int(i)])
+            words |= place
+        if len(chosen) == 3:
+            break
+    return (chosen * 3)[:3]
+
+
 def paste_object(rng: np.random.Generator, turn: int, variant: int = 0) -> Edit:
     if turn % 3 != 1:
         name, src, threshold = "hubble_deep_field", pick(rng, galaxies()), 60.0
@@ -111,7 +127,8 @@ def remove_object(rng: np.random.Generator, turn: int, variant: int = 0) -> Edit
         )
         phrase = blob.name
     elif source == "galaxy":
-        name, blob = "hubble_deep_field", pick_variant(rng, galaxies(), variant)
+        name = "hubble_deep_field"
+        blob = _apart(rng, galaxies(), photo(name))[variant % 3]
         phrase = _galaxy_name(blob, photo(name))
     else:
         name, blob = "astronaut", astronaut_parts()["patch"]
