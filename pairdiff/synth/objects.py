@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from functools import cache
 
@@ -62,7 +63,7 @@ def _galaxy_name(blob: Blob, img: np.ndarray) -> str:
     return f"the galaxy {where(blob.box, _size(img))}"
 
 
-def _apart(rng: np.random.Generator, blobs: list[Blob], img: np.ndarray) -> list[Blob]:
+def _apart(rng: np.random.Generator, blobs: Sequence[Blob], img: np.ndarray) -> list[Blob]:
     """Three galaxies (in a seeded order) whose places share no word — "at the top left",
     "at the bottom right", "in the centre" — so twins name places that exclude each other;
     fewer when the photo has no such three (the list then repeats)."""
