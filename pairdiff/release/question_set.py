@@ -189,7 +189,7 @@ def question_set(
     groups = twin_groups([member_of(r, "") for r in open_], seed=seed)
     grouped: dict[int, tuple[TwinGroup, list[str]]] = {}
     for group in groups:
-        texts = list(group.texts)
+        texts = list(dict.fromkeys(group.texts))  # a repeat shares its twin's option
         if len(texts) == 2:
             third = group.third(seed=f"{seed}:{group.id}")
             if third is None:

@@ -63,6 +63,8 @@ class TwinGroup:
     values: tuple[str, ...]  # each member's value of it
     texts: tuple[str, ...]  # each member's description
     slot_of_first: Slot  # the first member's slot the group differs in
+    split: str = ""
+    category: str = ""
 
     def third(self, *, seed: str) -> str | None:
         """For a group of two, a third option: the first member's description with the
@@ -117,7 +119,42 @@ def twin_groups(members: Sequence[Member], *, seed: int | str = 0) -> list[TwinG
                 break
             taken.update(m.key for m, _ in chosen)
             groups.append(_group(chosen, key[2]))
+        _join_repeats(buckets[key], groups, taken, key[2])
     return sorted(groups, key=lambda g: g.id)
+
+
+def _join_repeats(
+    entries: Sequence[tuple[Member, Slot]],
+    groups: list[TwinGroup],
+    taken: set[int | str],
+    kind: str,
+) -> None:
+    """A pair left over whose description is word for word a member's of a group of its
+    bucket joins that group (same options, the same truth as that member): the group still
+    needs as many different answers as it has different truths, so nothing reading only
+    text answers all of it."""
+    for member, slot in entries:
+        if member.key in taken:
+            continue
+        text = " ".join(member.description.split()).casefold()
+        for i, group in enumerate(groups):
+            if group.slot != kind or len(set(group.texts)) < 2:
+                continue
+            if any(" ".join(t.split()).casefold() == text for t in group.texts):
+                if group.split != member.split or group.category != member.category:
+                    continue
+                groups[i] = TwinGroup(
+                    id=group.id,
+                    members=(*group.members, member.key),
+                    slot=group.slot,
+                    values=(*group.values, slot.value),
+                    texts=(*group.texts, member.description.strip()),
+                    slot_of_first=group.slot_of_first,
+                    split=group.split,
+                    category=group.category,
+                )
+                taken.add(member.key)
+                break
 
 
 def _group(chosen: Sequence[tuple[Member, Slot]], kind: str) -> TwinGroup:
@@ -130,6 +167,8 @@ def _group(chosen: Sequence[tuple[Member, Slot]], kind: str) -> TwinGroup:
         values=tuple(s.value for _, s in chosen),
         texts=tuple(m.description.strip() for m, _ in chosen),
         slot_of_first=chosen[0][1],
+        split=chosen[0][0].split,
+        category=chosen[0][0].category,
     )
 
 

@@ -376,3 +376,17 @@ def test_twin_groups_never_span_two_categories():
     assert categories and all(len(c) == 1 for c in categories.values())
     blurred = next(r for r in rows if r["pair_id"] == 53)
     assert blurred["twin_group"] is None  # a question shows its category: it would tell
+
+
+def test_a_repeated_truth_joins_the_group_that_has_it_and_the_group_still_needs_the_images():
+    pairs = [_pair(i + 1, "astro", c, d) for i, (_, c, d) in enumerate(PAIRS[3:6])]
+    pairs.append(_pair(9, "astro", "regional_colour", PAIRS[3][2]))  # red again
+    rows = _questions(_build(pairs, plan=SplitPlan(seed=0, val_fraction=0, test_fraction=0)))
+    assert len({r["twin_group"] for r in rows}) == 1
+    assert len({json.dumps(r["options"], sort_keys=True) for r in rows}) == 1
+    assert (
+        group_scores(rows, [1.0 if r["answer"] == rows[0]["answer"] else 0.0 for r in rows])[
+            "group_accuracy"
+        ]
+        == 0.0
+    )
