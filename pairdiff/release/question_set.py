@@ -191,7 +191,9 @@ def question_set(
     for group in groups:
         texts = list(dict.fromkeys(group.texts))  # a repeat shares its twin's option
         if len(texts) == 2:
-            third = group.third(seed=f"{seed}:{group.id}")
+            third = group.third(seed=f"{seed}:{group.id}") or _neighbour_truth(
+                group, records, seed=seed
+            )
             if third is None:
                 continue
             texts.append(third)
@@ -337,6 +339,33 @@ def _fold(pair_id, seed: int) -> int:
     return hashlib.sha256(f"{seed}:fold:{pair_id}".encode()).digest()[0] % FOLDS
 
 
+def _neighbour_truth(group: TwinGroup, records: Sequence[Mapping], *, seed: int) -> str | None:
+    """A third option for a group of two whose slot has no third value: the truth of another
+    pair of the same split and source photo (another edit of the same image A, so false of
+    both members, which each show one edit), chosen by a seeded hash; None when there is
+    none."""
+    members = {str(k) for k in group.members}
+    keys = {
+        str(r.get("content_key") or "").split(":")[0]
+        for r in records
+        if str(r["pair_id"]) in members
+    }
+    plain = {_plain(t) for t in group.texts}
+    found = sorted(
+        (
+            hashlib.sha256(f"{seed}:{group.id}:{r['pair_id']}".encode()).hexdigest(),
+            r["description"].strip(),
+        )
+        for r in records
+        if str(r["pair_id"]) not in members
+        and r["split"] == group.split
+        and str(r.get("content_key") or "").split(":")[0] in keys - {""}
+        and not question_problem(r)
+        and _plain(r["description"]) not in plain
+    )
+    return found[0][1] if found else None
+
+
 def _derive(record, derived, entity_pool, prior, slots_of) -> tuple[list, str]:
     pid = record["pair_id"]
     if derived is not None and pid in derived:
@@ -381,8 +410,11 @@ def _twin_row(record: Mapping, group: TwinGroup, texts: list[str], *, seed: int)
             made = "twin"
             why = f"{why}; the truth of pair {group.members[other]}"
         else:
+            slot, why = _slot_and_why(truth, text)
             made = "derived"
-            why = _why(truth, text)
+            if slot == "sentence":  # _neighbour_truth: another pair's edit of the photo
+                made = "neighbour"
+                why = "the truth of another pair of the same photo: an edit this pair lacks"
         negatives.append({"text": text, "slot": group.slot, "why": why, "made": made})
     item = {"question": QUESTION, "options": letters, "answer": answer}
     return _row(record, item, negatives, twin_group=group.id)
@@ -423,10 +455,6 @@ def _slot_and_why(truth: str, negative: str) -> tuple[str, str]:
             kind = changed[0][0].kind
             return f"swap:{kind}", f"the two {kind.replace('_', ' ')}s exchanged"
     return "sentence", "a word rule changed the sentence (too few slots to fill)"
-
-
-def _why(truth: str, negative: str) -> str:
-    return _slot_and_why(truth, negative)[1]
 
 
 def control_items(
