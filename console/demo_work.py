@@ -6,21 +6,24 @@ from __future__ import annotations
 from annotator.leasing import assignment_lease_next
 from annotator.models import Annotation, Pair, PairStatus
 from annotator.submitting import annotation_submit
+from pairdiff.release.options import ReleaseOptions
 from pairdiff.release.splits import SplitPlan
-from projects.members import membership_set, user_ensure
+from pairdiff.synth import TWINS
+from projects.members import SIMULATED_ANNOTATORS, membership_set, user_ensure
 from projects.models import Project, Role
 from review.agreement import agreement_compute
 from review.models import Release, ReleaseStatus
 from review.releases import release_build, release_register
 
-SIMULATED = ("demo-annotator-a", "demo-annotator-b")
+SIMULATED = SIMULATED_ANNOTATORS
 RELEASE_NAME = "demo-v1"
+CONTROL_RATE = 0.1  # no-change control questions, per record of each split
 
 
 def demo_work(*, project: Project, pairs: int) -> dict[str, int]:
     """Answer up to ``pairs`` pairs by both simulated annotators (once: a second run adds
-    nothing), then build the demo release if it is not there. Every fifth pair gets a "good"
-    tier from one of them, so it goes to a lead."""
+    nothing), then build the demo release if it is not there. The fifth pair of every
+    fifteen gets a "good" tier from one of them, so it goes to a lead."""
     if pairs <= 0:
         return {"answered": 0, "release": 0}
     users = [user_ensure(username=name) for name in SIMULATED]  # no password: no log-in
@@ -33,14 +36,19 @@ def demo_work(*, project: Project, pairs: int) -> dict[str, int]:
             break
         second = _lease_pair(project, users[1], pair)
         if second is not None:
-            tier = "good" if index % 5 == 4 else "excellent"
+            # One pair in 5 * TWINS goes to a lead: a twin group losing a member keeps two
+            # (and a third option), where one in five would break most groups.
+            tier = "good" if index % (5 * TWINS) == 4 else "excellent"
             _submit(second, users[1], pair, tier=tier, nudge=1)
             agreement_compute(pair_id=pair.pk)
     built = 0
     released = Release.objects.filter(project=project, name=RELEASE_NAME).exists()
     if not released and Pair.objects.filter(project=project, status=PairStatus.ACCEPTED).exists():
         release = release_register(
-            project=project, name=RELEASE_NAME, plan=SplitPlan(seed=0, test_fraction=0.25)
+            project=project,
+            name=RELEASE_NAME,
+            plan=SplitPlan(seed=0, test_fraction=0.25),
+            options=ReleaseOptions(control_rate=CONTROL_RATE),
         )
         built = int(release_build(release.pk).status == ReleaseStatus.READY)
     return {"answered": Annotation.objects.filter(annotator=users[0]).count(), "release": built}

@@ -6,6 +6,10 @@ from django.contrib.auth import get_user_model
 
 from projects.models import Membership, Project, Role
 
+# The demo's annotators: programs answering from the known edits, never people. Release cards
+# call them simulated.
+SIMULATED_ANNOTATORS = ("demo-annotator-a", "demo-annotator-b")
+
 
 def membership_set(*, project: Project, user, role: Role) -> Membership:
     """Give `user` exactly one role in `project` (replacing an earlier one)."""

@@ -15,7 +15,7 @@ from pairdiff.release.questions import NO_DIFFERENCE
 from pairdiff.release.records import benchmark_record
 from projects.models import Project
 from review.models import QuestionEdit
-from review.releases import release_pair
+from review.releases import last_ready, published_questions, release_pair
 from review.standing import standing_answers, standing_rows
 
 NEGATIVE_MAX_LENGTH = 500
@@ -65,15 +65,26 @@ def question_previews(project: Project, pairs: QuerySet[Pair]) -> list[QuestionP
             "edited_by"
         )
     }
+    # A question a release published is kept by every later one while its truth stands.
+    published, _ = published_questions(last_ready(project.pk))
     previews = []
     for s in standing:
         record = benchmark_record(release_pair(s), "")
+        before = published.get(s.pair.pk)
+        if before is not None and _plain(before["truth"]) == _plain(record["description"]):
+            derived = [n["text"] for n in before["row"].get("negatives", [])] or [
+                v
+                for v in before["row"]["options"].values()
+                if v not in (before["truth"], NO_DIFFERENCE)
+            ]
+        else:
+            derived = _derived(record, prior)
         previews.append(
             QuestionPreview(
                 pair=s.pair,
                 description=record["description"],
                 category=record["category"],
-                derived=_derived(record, prior),
+                derived=derived,
                 edit=edits.get(s.pair.pk),
             )
         )

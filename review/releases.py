@@ -22,19 +22,28 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Max, Q
 from django.utils import timezone
 
-from annotator.models import Pair, PairStatus
+from annotator.models import Annotation, Pair, PairStatus
 from config.storage import local_path
 from jobs.lifecycle import job_claim, job_create, job_finish, job_progress, job_start
 from jobs.models import Job, JobKind, JobStatus
 from jobs.registry import work_enqueue_on_commit
 from jobs.sweeps import jobs_orphaned, jobs_stale, orphan_message
 from pairdiff.geometry import Frame
-from pairdiff.release.build import ReleaseFiles, ReleaseMeta, manifest, release_files, sha256
+from pairdiff.release.build import (
+    Previous,
+    ReleaseFiles,
+    ReleaseMeta,
+    manifest,
+    release_files,
+    sha256,
+)
 from pairdiff.release.hf import config_rows
 from pairdiff.release.options import ReleaseOptions, strict_filter
 from pairdiff.release.publish import research_parts
 from pairdiff.release.records import ReleasePair
-from pairdiff.release.splits import SplitPlan
+from pairdiff.release.sources import difference_hash, source_groups
+from pairdiff.release.splits import SPLITS, SplitPlan
+from projects.members import SIMULATED_ANNOTATORS
 from projects.models import Project
 from review.models import QuestionEdit, Release, ReleaseRecord, ReleaseStatus
 from review.release_workers import BuildWorkers, LaterNegatives, workers_usable
@@ -136,6 +145,7 @@ def release_options(*, project: Project, options: ReleaseOptions | None) -> Rele
         swap_ab=asked.swap_ab,
         baseline_limit=project.question_baseline_limit,
         allow_baselines=asked.allow_baselines,
+        control_rate=asked.control_rate,
     )
 
 
@@ -256,15 +266,16 @@ def _records_insert(release: Release, built: ReleaseFiles) -> None:
 
 
 def _record_texts(benchmark: bytes, count: int) -> list[str] | None:
-    """Each record's JSON text from benchmark.json (``build._json``: a line per record), or
-    None when the file does not hold ``count`` of them that way."""
+    """Each record's JSON text from benchmark.json (``build._json``: a line per record; the
+    released records first, then the order-swapped copy of the test split, which has no rows),
+    or None when the file does not hold ``count`` of them that way."""
     lines = benchmark.decode().split("\n")
-    if count == 0 or len(lines) != count + 3 or lines[0] != "[" or lines[-2:] != ["]", ""]:
+    if count == 0 or len(lines) < count + 3 or lines[0] != "[" or lines[-2:] != ["]", ""]:
         return None
-    texts = [line[:-1] for line in lines[1:-3]] + [lines[-3]]
-    if not all(line.endswith(",") for line in lines[1:-3]):
+    body = lines[1:-2]
+    if not all(line.endswith(",") for line in body[:-1]) or body[-1].endswith(","):
         return None
-    return texts
+    return [line.removesuffix(",") for line in body[:count]]
 
 
 def _build(release: Release, storage: Storage, job) -> tuple[ReleaseFiles, dict]:
@@ -289,6 +300,7 @@ def _build(release: Release, storage: Storage, job) -> tuple[ReleaseFiles, dict]
             "tier_rule_label": project.get_tier_rule_display(),
             "overlap": project.overlap,
             "iou_threshold": project.iou_threshold,
+            **annotator_counts(standing),
         },
     )
     pairs = [release_pair(s) for s in standing]
@@ -380,6 +392,9 @@ def _write_files(
             pairs,
             plan,
             meta,
+            sources=pair_sources(standing),
+            order_swap=True,  # every release the app builds has the test split with B first
+            previous=release_previous(release, storage),
             negatives=edited,
             verified=verified,
             options=options,
@@ -480,6 +495,92 @@ class _Stages:
             cpu - self.cpu,
         )
         self.wall, self.cpu = wall, cpu
+
+
+def annotator_counts(standing: list[Standing]) -> dict[str, int | bool]:
+    """Distinct annotators of the released pairs' compared annotations, and whether they
+    are all the demo's simulated ones (the card must not call programs people)."""
+    pair_ids = [s.pair.pk for s in standing]
+    names: set[str] = set()
+    for start in range(0, len(pair_ids), 500):
+        names.update(
+            Annotation.objects.filter(pair_id__in=pair_ids[start : start + 500]).values_list(
+                "annotator__username", flat=True
+            )
+        )
+    simulated = names & set(SIMULATED_ANNOTATORS)
+    return {
+        "annotators": len(names),
+        "simulated_annotators": bool(names) and simulated == names,
+    }
+
+
+def pair_sources(standing: list[Standing]) -> dict[int, str]:
+    """Each pair's source photo: its image A's sha256, joined with every A whose difference
+    hash is a few bits from it (``sources.source_groups``). Each distinct A is read once."""
+    hashes: dict[str, int | None] = {}
+    items = []
+    for s in standing:
+        pair = s.pair
+        if pair.sha256_a not in hashes:
+            try:
+                with pair.image("a").open("rb") as handle:
+                    hashes[pair.sha256_a] = difference_hash(handle.read())
+            except OSError:
+                hashes[pair.sha256_a] = None
+        items.append((pair.pk, pair.sha256_a, hashes[pair.sha256_a]))
+    return {int(k): v for k, v in source_groups(items).items()}
+
+
+def release_previous(release: Release, storage: Storage) -> Previous:
+    """What the project's earlier ready releases published: every released pair's split (the
+    latest release's where several hold it) and the latest release's questions, by pair."""
+    earlier = Release.objects.filter(
+        project_id=release.project_id, status=ReleaseStatus.READY, version__lt=release.version
+    ).order_by("version")
+    splits: dict[int | str, str] = {}
+    for pair_id, split in (
+        ReleaseRecord.objects.filter(release__in=earlier)
+        .order_by("release__version")
+        .values_list("pair_id", "split")
+    ):
+        splits[pair_id] = split
+    questions, controls = published_questions(earlier.last(), storage)
+    return Previous(splits=splits, questions=questions, controls=controls)
+
+
+def published_questions(
+    last: Release | None, storage: Storage | None = None
+) -> tuple[dict[int, dict], dict[int, dict]]:
+    """The questions ``last`` published, by pair id (``{"truth", "row"}``), and its control
+    questions (rows by pair id); nothing for no release."""
+    storage = storage or default_storage
+    questions: dict[int, dict] = {}
+    controls: dict[int, dict] = {}
+    if last is not None:
+        try:
+            data = _read(storage, f"{last.prefix}/questions.jsonl")
+        except OSError:
+            data = b""
+        for line in data.splitlines():
+            row = json.loads(line)
+            if row.get("split") not in SPLITS:
+                continue
+            if row.get("control"):
+                controls[int(row["pair_id"])] = row
+                continue
+            truth = row["options"][row["answer"]]
+            questions[int(row["pair_id"])] = {"truth": truth, "row": row}
+    return questions, controls
+
+
+def last_ready(project_id: int) -> Release | None:
+    """The project's latest ready release, whose questions later versions keep."""
+    return (
+        Release.objects.filter(project_id=project_id, status=ReleaseStatus.READY)
+        .order_by("-version")
+        .first()
+    )
 
 
 def release_pair(s: Standing) -> ReleasePair:

@@ -9,14 +9,14 @@ import zipfile
 from annotator.models import Pair
 from annotator.services import PairInput, pair_create
 from projects.models import Project
-from tests.images import edited_pair, encode, photo
+from tests.images import distinct_pair, encode, photo
 
 _offsets = itertools.count()
 
 
 def make_pair(project: Project, *, size_b: tuple[int, int] | None = None, **fields) -> Pair:
     """A distinct pair (a photo crop and its edit); B may have another size than A (96×64)."""
-    a, b = edited_pair(next(_offsets) % 200)
+    a, b = distinct_pair(next(_offsets))
     if size_b is not None:
         b = encode(photo(size=size_b, offset=next(_offsets) % 200))
     return pair_create(project=project, pair_input=PairInput(a, b, **fields))

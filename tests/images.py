@@ -37,9 +37,24 @@ def photo_bytes(
     return encode(photo(name, size=size, offset=offset), fmt)
 
 
-def edited_pair(offset: int = 0, *, size: tuple[int, int] = (96, 64)) -> tuple[bytes, bytes]:
+def edited_pair(
+    offset: int = 0, *, size: tuple[int, int] = (96, 64), name: str = "astronaut"
+) -> tuple[bytes, bytes]:
     """A and B: one photo crop, and the same with a recoloured square (a real, local change)."""
-    a = photo(size=size, offset=offset)
+    a = photo(name, size=size, offset=offset)
     b = np.asarray(a).copy()
     b[10:30, 20:40] = b[10:30, 20:40][..., ::-1]
     return encode(a), encode(Image.fromarray(b))
+
+
+# Colour photos a factory pair is cut from in turn: releases keep every near-duplicate of one
+# photo in one split, so crops a pixel apart of one photo would all be one source.
+DISTINCT_PHOTOS = ("astronaut", "coffee", "chelsea", "rocket")
+
+
+def distinct_pair(n: int) -> tuple[bytes, bytes]:
+    """The ``n``-th of a series of pairs whose images A are not near-duplicates of each other
+    (a difference hash more than a few bits apart): the photo cycles, and crops of one photo
+    lie 53 pixels apart (modulo 200)."""
+    name = DISTINCT_PHOTOS[n % len(DISTINCT_PHOTOS)]
+    return edited_pair((n // len(DISTINCT_PHOTOS) * 53) % 200, name=name)

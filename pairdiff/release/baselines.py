@@ -113,10 +113,21 @@ HEURISTICS: dict[str, Scorer] = {
 }
 
 
-def choices(question: Mapping, no_difference: str) -> tuple[list[str], int]:
-    """The options a baseline picks from (all but "no difference") and the truth's index."""
-    letters = [k for k in sorted(question["options"]) if question["options"][k] != no_difference]
-    return [question["options"][k] for k in letters], letters.index(question["answer"])
+def choices(
+    question: Mapping, no_difference: str, *, with_no_difference: bool = False
+) -> tuple[list[str], int]:
+    """The options a baseline picks from and the truth's index: all but "no difference",
+    unless the release has control questions (``with_no_difference``), where it can be the
+    truth. The truth's index is -1 when it is not among them."""
+    letters = [
+        k
+        for k in sorted(question["options"])
+        if with_no_difference or question["options"][k] != no_difference
+    ]
+    answer = question["answer"]
+    return [question["options"][k] for k in letters], (
+        letters.index(answer) if answer in letters else -1
+    )
 
 
 class NaiveBayes:
@@ -161,7 +172,10 @@ def text_baselines(questions: Sequence[Mapping], *, no_difference: str) -> dict[
     ``instruction``."""
     results: dict[str, dict] = {}
     telling: dict[str, list[str]] = {}
-    chosen = {id(q): choices(q, no_difference) for q in questions}  # once, not per baseline
+    controls = any(q["options"].get(q["answer"]) == no_difference for q in questions)
+    chosen = {
+        id(q): choices(q, no_difference, with_no_difference=controls) for q in questions
+    }  # once, not per baseline
     for name, scorer in HEURISTICS.items():
         credits = []
         for q in questions:
@@ -170,7 +184,7 @@ def text_baselines(questions: Sequence[Mapping], *, no_difference: str) -> dict[
             credits.append(c)
             if c >= 0.5:
                 telling.setdefault(str(q["id"]), []).append(name)
-        results[name] = _accuracy(credits)
+        results[name] = {**_accuracy(credits), **group_scores(questions, credits)}
     train = [q for q in questions if q.get("split") == "train"]
     held = [q for q in questions if q.get("split") != "train"]
     if train and held:
@@ -189,7 +203,11 @@ def text_baselines(questions: Sequence[Mapping], *, no_difference: str) -> dict[
             credits.append(c)
             if c >= 0.5:
                 telling.setdefault(str(q["id"]), []).append("classifier")
-        results["classifier"] = {**_accuracy(credits), "trained_on": len(train)}
+        results["classifier"] = {
+            **_accuracy(credits),
+            **group_scores(held, credits),
+            "trained_on": len(train),
+        }
     else:
         results["classifier"] = {
             "accuracy": None,
@@ -210,12 +228,42 @@ def text_baselines(questions: Sequence[Mapping], *, no_difference: str) -> dict[
     }
     best = max(measured, key=lambda k: (measured[k], k)) if measured else None
     return {
-        "chance": round(1 / 3, 4),
+        "chance": round(1 / 4 if controls else 1 / 3, 4),
         "baselines": results,
         "best": best,
         "best_accuracy": measured.get(best) if best else None,
         "telling": {k: telling[k] for k in sorted(telling)},
         "gated_names": list(GATED),
+    }
+
+
+def group_scores(questions: Sequence[Mapping], credits: Sequence[float]) -> dict:
+    """Winoground's group score beside the per-question one: the share of twin groups whose
+    every question the baseline answers (expected: the product of the questions' credits),
+    and the per-question accuracy inside and outside twin groups."""
+    groups: dict[str, list[float]] = {}
+    shared: dict[str, set[str]] = {}  # each group's option sets, as text
+    inside: list[float] = []
+    outside: list[float] = []
+    for q, c in zip(questions, credits, strict=True):
+        group = q.get("twin_group")
+        if group:
+            groups.setdefault(str(group), []).append(c)
+            shared.setdefault(str(group), set()).add(repr(sorted(q["options"].values())))
+            inside.append(c)
+        else:
+            outside.append(c)
+    # Questions of one option set get one answer from anything that reads only text (ties
+    # broken alike): with different truths, it wholly answers no such group. Otherwise the
+    # questions' credits are independent chances.
+    whole = [
+        0.0 if len(shared[g]) == 1 else math.prod(cs) for g, cs in groups.items() if len(cs) >= 2
+    ]
+    return {
+        "groups": len(whole),
+        "group_accuracy": round(math.fsum(whole) / len(whole), 4) if whole else None,
+        "in_groups": _accuracy(inside),
+        "outside_groups": _accuracy(outside),
     }
 
 

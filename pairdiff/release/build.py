@@ -15,11 +15,12 @@ from pairdiff.release.coco import coco_side
 from pairdiff.release.hf import config_rows
 from pairdiff.release.options import ReleaseOptions, strict_filter
 from pairdiff.release.publish import card_header
+from pairdiff.release.question_set import control_items, question_set, says_no_change
 from pairdiff.release.question_set import question_negatives as _question_negatives
-from pairdiff.release.question_set import question_set
 from pairdiff.release.records import ReleasePair, benchmark_record
 from pairdiff.release.slots import Prior
 from pairdiff.release.splits import SPLITS, SplitItem, SplitPlan, split_assign
+from pairdiff.release.swap import SWAPPED_SPLIT, swapped_questions, swapped_records
 from pairdiff.release.training import VOCABULARY_FILE, training_set, vocabulary
 
 FORMAT_VERSION = 1
@@ -50,6 +51,17 @@ class ReleaseMeta:
         }
 
 
+@dataclass(frozen=True)
+class Previous:
+    """What earlier releases of the project published: each released pair's split (by pair
+    id) and its question (by pair id: ``{"truth": text, "row": question row}``), which later
+    versions keep."""
+
+    splits: Mapping[int | str, str] = field(default_factory=dict)
+    questions: Mapping[int, Mapping] = field(default_factory=dict)
+    controls: Mapping[int, Mapping] = field(default_factory=dict)  # control rows by pair id
+
+
 @dataclass
 class ReleaseFiles:
     files: dict[str, bytes]
@@ -72,6 +84,9 @@ def release_files(
     on_records: Callable[[list[dict]], None] | None = None,
     derived: Mapping[int, tuple[list, str] | ValueError] | None = None,
     labelstudio: Callable[[], Mapping[str, bytes]] | None = None,
+    sources: Mapping[int, str] | None = None,
+    previous: Previous | None = None,
+    order_swap: bool = False,
 ) -> ReleaseFiles:
     """The data files and the dataset card. ``verified`` and ``negatives`` hold leads'
     verified (frozen) and edited hard negatives by pair id; the others are derived from the
@@ -86,12 +101,21 @@ def release_files(
     left_by_filter: dict[str, int] = {}
     if options.strict:
         pairs, left_by_filter = strict_filter(pairs, no_lead=options.strict_no_lead)
+    previous = previous or Previous()
+    sources = sources or {}
     splits = split_assign(
-        [SplitItem(p.pair_id, p.category, p.difficulty, p.content_key) for p in pairs], plan
+        [
+            SplitItem(
+                p.pair_id, p.category, p.difficulty, p.content_key, sources.get(p.pair_id, "")
+            )
+            for p in pairs
+        ],
+        plan,
+        previous=previous.splits,
     )
     order = {s: i for i, s in enumerate(SPLITS)}
     records = sorted(
-        (benchmark_record(p, splits.of[p.pair_id]) for p in pairs),
+        (_as_control(benchmark_record(p, splits.of[p.pair_id])) for p in pairs),
         key=lambda r: (order[r["split"]], r["pair_id"]),
     )
     if on_records is not None:
@@ -113,11 +137,26 @@ def release_files(
         verified=verified or {},
         edited=negatives or {},
         derived=derived,
+        published=previous.questions,
+        controls=control_items(
+            records, rate=options.control_rate, seed=plan.seed, published=previous.controls
+        ),
     )
     training = training_set(records, seed=plan.seed, swap_ab=options.swap_ab)
-    report = _report(options, left_by_filter, questions, training, splits.notes, counts)
+    # MinCU's order swap at test time: a copy of the test split with B first, scored beside it.
+    # ``order_swap``: the test split again with B first, as split "test_swapped".
+    turned_records, records_left = swapped_records(records) if order_swap else ([], 0)
+    turned_rows, rows_left = swapped_questions(questions.rows, records) if order_swap else ([], 0)
+    report = _report(options, left_by_filter, questions, training, splits.notes, counts, categories)
+    report["order_swap"] = {
+        "split": SWAPPED_SPLIT,
+        "records": len(turned_records),
+        "questions": len(turned_rows),
+        "records_left_out": records_left,
+        "questions_left_out": rows_left,
+    }
     files = {
-        "benchmark.json": _json(records),
+        "benchmark.json": _json(records + turned_records),
         "coco_a.json": _json(
             coco_side(records, "a", categories=categories, info=info, licence=meta.licence)
         ),
@@ -126,7 +165,7 @@ def release_files(
         ),
         "training.jsonl": _jsonl(training.rows),
         VOCABULARY_FILE: _json(vocabulary()),
-        "questions.jsonl": _jsonl(questions.rows),
+        "questions.jsonl": _jsonl(questions.rows + turned_rows),
         # Rotated option orders for circular evaluation: a step over the final questions.
         CIRCULAR_FILE: _jsonl(circular_rows(questions.rows)),
         **(
@@ -162,7 +201,39 @@ def release_files(
     )
 
 
-def _report(options, left_by_filter, questions, training, notes, counts) -> dict:
+MIN_PAIRS_PER_CATEGORY = 5  # fewer in a category of the taxonomy: a warning
+
+
+def coverage_warnings(categories: Sequence[Mapping], counts: Mapping) -> list[str]:
+    """A category of the taxonomy with no pairs, or fewer than MIN_PAIRS_PER_CATEGORY, or
+    none in the test split: the release cannot speak for it."""
+    out = []
+    for c in categories:
+        slug = c["slug"]
+        total = sum(sum(counts["by_split"][s].get(slug, {}).values()) for s in SPLITS)
+        in_test = sum(counts["by_split"]["test"].get(slug, {}).values())
+        if total == 0:
+            out.append(f"coverage: category “{c['name']}” has no pairs in this release")
+        elif total < MIN_PAIRS_PER_CATEGORY:
+            out.append(
+                f"coverage: category “{c['name']}” has only {total} pairs "
+                f"(fewer than {MIN_PAIRS_PER_CATEGORY})"
+            )
+        elif in_test == 0:
+            out.append(f"coverage: category “{c['name']}” has no test pair")
+    return out
+
+
+def _as_control(record: dict) -> dict:
+    """A record whose answer says nothing changed stays in the release as a control: no
+    change, no boxes, ``"control": true`` — never a change in benchmark.json."""
+    if not says_no_change(record):
+        return record
+    empty = {"boxes_a": [], "boxes_b": [], "boxes_a_px": [], "boxes_b_px": [], "anchors": ""}
+    return {**record, **empty, "changes": [], "control": True}
+
+
+def _report(options, left_by_filter, questions, training, notes, counts, categories=()) -> dict:
     """What the manifest and card say beyond counts: the filter, questions and baselines, the
     training file, and every warning a reader must see before trusting the release."""
     baselines = questions.baselines
@@ -175,7 +246,7 @@ def _report(options, left_by_filter, questions, training, notes, counts) -> dict
         "over_limit": over,
         "overridden": over and options.allow_baselines,
     }
-    warnings = list(notes)
+    warnings = list(notes) + coverage_warnings(categories, counts)
     for item in questions.left_out:
         warnings.append(
             f"question of {item['id']} (pair {item['pair_id']}) left out: {item['reason']}"
@@ -207,6 +278,9 @@ def _report(options, left_by_filter, questions, training, notes, counts) -> dict
             "count": len(questions.rows),
             "left_out": questions.left_out,
             "negatives": dict(sorted(questions.sources.items())),
+            "twin_groups": len({r["twin_group"] for r in questions.rows if r.get("twin_group")}),
+            "in_twin_groups": sum(1 for r in questions.rows if r.get("twin_group")),
+            "controls": sum(1 for r in questions.rows if r.get("control")),
             "answers_by_split": _answers_by_split(questions.rows),
         },
         "text_baselines": {**baselines, "gate": gate},

@@ -67,8 +67,11 @@ def _tier_rank(tier: str) -> int:
     return order.index(tier) if tier in order else len(order)
 
 
-def rules_sentence(rules: Mapping) -> str:
-    """How pairs got into the release, from the project's settings."""
+def rules_sentence(rules: Mapping, stats: Mapping | None = None) -> str:
+    """How pairs got into the release: from the annotations the records count (``stats``,
+    ``agreement_stats``) when given — the project's overlap may have changed since — else
+    from the project's settings. Simulated annotators (``rules["simulated_annotators"]``,
+    the demo's programs) are called so, never people."""
     overlap = rules.get("overlap")
     rule = rules.get("tier_rule")
     if overlap is None or rule is None:
@@ -77,19 +80,50 @@ def rules_sentence(rules: Mapping) -> str:
         "strict": "both rated it excellent",
         "good": "both rated it excellent or good",
     }.get(rule, f"the tier rule “{rules.get('tier_rule_label') or rule}” accepted it")
-    if overlap == 1:
+    simulated = bool(rules.get("simulated_annotators"))
+    one = "one simulated annotator (a program, not a person)" if simulated else "one person"
+    two = (
+        "two simulated annotators (programs answering from the known edits, not people) "
+        "working blind"
+        if simulated
+        else "two people working blind"
+    )
+    single = (
+        f"it was accepted when that answer's tier met the tier rule "
+        f"({rules.get('tier_rule_label') or rule}), with no second annotation to compare, or "
+        "when a lead decided it. Agreement figures below leave these single-annotator pairs out."
+    )
+    compared = (
+        f"accepted when {accepted} and their boxes (IoU ≥ {rules.get('iou_threshold', 0.5):g}), "
+        "labels and categories agreed, or when a lead decided a disputed pair."
+    )
+    people = rules.get("annotators")
+    tail = (
+        f" {people} distinct {'simulated annotators' if simulated else 'annotators'} answered "
+        "the released pairs."
+        if people
+        else ""
+    )
+    return _annotated(rules, stats, one, two, single, compared, overlap) + tail
+
+
+def _annotated(rules, stats, one, two, single, compared, overlap) -> str:
+    pairs_two = None if stats is None else stats.get("pairs_compared")
+    pairs_one = None if stats is None else stats.get("single_annotator_pairs")
+    if pairs_two is None or pairs_one is None:
+        pairs_two, pairs_one = (0, 1) if overlap == 1 else (1, 0)
+    if pairs_two and pairs_one:
         return (
-            "Every pair was annotated by one person (overlap 1): it was accepted when that "
-            f"answer's tier met the tier rule ({rules.get('tier_rule_label') or rule}), with no "
-            "second annotation to compare, or when a lead decided it. Agreement figures below "
-            "leave these single-annotator pairs out."
+            f"Counted from the annotations: {pairs_two} pairs were annotated by {two} (the "
+            f"first two answers compared) and {compared[0].lower() + compared[1:]} "
+            f"{pairs_one} pairs were annotated by {one}: {single} (The project's overlap "
+            f"setting is now {overlap}.)"
         )
+    if pairs_one:
+        return f"Every pair was annotated by {one} (overlap {overlap}): {single}"
     return (
-        f"Every pair was annotated by {min(int(overlap), 2)} people working blind "
-        f"(overlap {overlap}; the first two answers are compared) and accepted when {accepted} "
-        "and their boxes (IoU ≥ "
-        f"{rules.get('iou_threshold', 0.5):g}), labels and categories agreed, or when a lead "
-        "decided a disputed pair."
+        f"Every pair was annotated by {two} (overlap {overlap}; the first two answers are "
+        f"compared) and {compared}"
     )
 
 
@@ -114,13 +148,15 @@ def dataset_card(
         + "("
         + ", ".join(f"{s} {counts['splits'][s]}" for s in SPLITS)
         + ")",
-        f"- Split seed: {plan['seed']}; stratified by category"
+        f"- Split seed: {plan['seed']}; stratified by category; every pair of one source photo "
+        "(same image A, or a near-duplicate by perceptual hash) in one split; a pair keeps the "
+        "split an earlier release gave it"
         + (
             f"; test difficulty easy:medium:hard = {':'.join(map(str, plan['test_ratio']))}"
             if plan.get("test_ratio")
             else ""
         ),
-        f"- {rules_sentence(meta.get('rules') or {})}",
+        f"- {rules_sentence(meta.get('rules') or {}, stats)}",
         "",
         "## Counts per split, category and difficulty",
         "",
@@ -223,13 +259,29 @@ def _report_lines(report: Mapping) -> list[str]:
             f"- Questions: {questions['count']}; negatives "
             + (", ".join(f"{k} {v}" for k, v in questions["negatives"].items()) or "none")
             + f"; left out: {len(questions['left_out'])}",
-            "- Accuracy of baselines that never look at the images (chance 1/3 among the "
-            "three options other than “no difference”):",
+            f"- Twin questions: {questions.get('in_twin_groups', 0)} in "
+            f"{questions.get('twin_groups', 0)} groups that share one option set, each option "
+            "the truth of another pair of the group (a text-only answerer is right on at most "
+            f"one question of a group); no-change controls: {questions.get('controls', 0)}",
+            "- Accuracy of baselines that never look at the images (chance "
+            + (
+                "1/4 among the four options, “no difference” being the truth of the controls"
+                if baselines.get("chance", 0.34) < 0.3
+                else "1/3 among the three options other than “no difference”"
+            )
+            + "); group accuracy: the share of twin groups wholly answered:",
         ]
         for name, result in baselines["baselines"].items():
             n = result.get("questions", 0)
             aside = "" if result.get("gated", True) else f" — {result.get('note', 'not gated')}"
-            lines.append(f"  - {name}: {_percent(result.get('accuracy'))} of {n} questions{aside}")
+            groups = (
+                f"; groups {_percent(result.get('group_accuracy'))} of {result['groups']}"
+                if result.get("groups")
+                else ""
+            )
+            lines.append(
+                f"  - {name}: {_percent(result.get('accuracy'))} of {n} questions{groups}{aside}"
+            )
         lines += [
             f"- Best: {baselines.get('best') or '—'} at "
             f"{_percent(baselines.get('best_accuracy'))}; the project's limit is "

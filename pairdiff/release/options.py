@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pairdiff.release.records import ReleasePair
 
 DEFAULT_BASELINE_LIMIT = 0.4
+DEFAULT_CONTROL_RATE = 0.0  # a project asks for controls (the demo: 0.1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,10 +24,13 @@ class ReleaseOptions:
     swap_ab: bool = False
     baseline_limit: float = DEFAULT_BASELINE_LIMIT
     allow_baselines: bool = False
+    control_rate: float = DEFAULT_CONTROL_RATE  # no-change control questions per record
 
     def __post_init__(self) -> None:
         if not 0 <= self.baseline_limit <= 1:
             raise ValueError(f"baseline limit {self.baseline_limit} must lie in [0, 1]")
+        if not 0 <= self.control_rate <= 0.5:
+            raise ValueError(f"control rate {self.control_rate} must lie in [0, 0.5]")
 
     def as_json(self) -> dict:
         return {
@@ -35,6 +39,8 @@ class ReleaseOptions:
             "swap_ab": self.swap_ab,
             "baseline_limit": self.baseline_limit,
             "allow_baselines": self.allow_baselines,
+            # Asked only: options stored before these existed read the same.
+            **({"control_rate": self.control_rate} if self.control_rate else {}),
         }
 
     @classmethod
@@ -46,6 +52,7 @@ class ReleaseOptions:
             swap_ab=bool(data.get("swap_ab", False)),
             baseline_limit=float(data.get("baseline_limit", DEFAULT_BASELINE_LIMIT)),
             allow_baselines=bool(data.get("allow_baselines", False)),
+            control_rate=float(data.get("control_rate", DEFAULT_CONTROL_RATE)),
         )
 
 

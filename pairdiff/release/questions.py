@@ -38,6 +38,7 @@ from pairdiff.release.slots import Prior, Slot, candidates
 NO_DIFFERENCE = "There is no difference between the two images."
 LETTERS = ("A", "B", "C", "D")
 LENGTH_RANK = 0.3
+CENTRE = 0.5  # cost of a set of options whose centre (or one of two) is the truth
 MAX_POOL = 24  # candidates a question chooses its negatives among
 QUESTION = "Which sentence describes the difference between image A and image B?"
 
@@ -183,6 +184,9 @@ def _score_any(
     similarity = [sum(alike[i][j] for j in at if j != i) for i in at]  # similarity_scores
     option_lengths = [lengths[i] for i in at]
     cost = max(similarity) - min(similarity)
+    top = max(similarity)
+    tied = sum(abs(x - top) < 1e-9 for x in similarity)
+    cost += CENTRE * (abs(similarity[0] - top) < 1e-9 and tied < len(similarity))
     cost += 0.25 * (len({kinds[i] for i in combo}) - 1)
     cost += LENGTH_RANK * _off_rank(option_lengths, rank)
     cost += 0.05 * (len(set(option_lengths)) - 1)
@@ -199,6 +203,8 @@ def _score_two(
     # sum() of the two others starts from 0, which adds nothing: x + y, as below.
     s0, si, sj = alike[0][i] + alike[0][j], row_i[0] + row_i[j], alike[j][0] + alike[j][i]
     cost = max(s0, si, sj) - min(s0, si, sj)
+    # The truth as the centre (most alike the others, alone or tied with one) is a tell.
+    cost += CENTRE * (s0 > max(si, sj) - 1e-9 and not (abs(si - sj) < 1e-9 and abs(s0 - si) < 1e-9))
     cost += 0.25 * (kinds[i] != kinds[j])
     l0, li, lj = lengths[0], lengths[i], lengths[j]
     # A truth sharing its length with a negative has no rank to be off.

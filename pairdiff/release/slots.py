@@ -49,32 +49,110 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "up",
         "down",
     ),
+    # A place is the whole phrase a description says it with (``ops.where``): "at the top
+    # left", "on the right", "in the centre" — filling it keeps the sentence well-formed.
     "place": (
-        "top left",
-        "top right",
-        "bottom left",
-        "bottom right",
-        "centre",
-        "left",
-        "right",
-        "top",
-        "bottom",
+        "at the top left",
+        "at the top right",
+        "at the bottom left",
+        "at the bottom right",
+        "in the centre",
+        "on the left",
+        "on the right",
+        "at the top",
+        "at the bottom",
     ),
     "size": ("larger", "smaller", "wider", "narrower", "taller", "shorter"),
     "light": ("brighter", "darker", "warmer", "cooler"),
-    "effect": ("noisy", "blurred", "grainy", "sharper", "pixelated", "smoother", "faded"),
+    "effect": ("noisy", "blurred", "grainy", "sharper", "pixelated", "smoother"),
     "tone": ("warm", "cool", "faint", "strong"),
     "light_kind": ("shadow", "bright light", "glare", "dim light"),
     "ordinal": ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth"),
     "colour": COLOURS + ("gray",),
 }
+# Values of one kind that say the same thing, or that one edit makes true together (a uniform
+# enlargement is larger, wider and taller at once): a negative never swaps one for another of
+# its set, so no negative is a paraphrase of the truth.
+SYNONYMS: dict[str, tuple[frozenset[str], ...]] = {
+    kind: tuple(frozenset(group.split("|")) for group in groups.split())
+    for kind, groups in {
+        "effect": "noisy|grainy blurred|smoother sharper pixelated",
+        "size": "larger|wider|taller smaller|narrower|shorter",
+        "light": "brighter darker warmer cooler",
+        "light_kind": "bright_light|glare shadow|dim_light",
+        "motion": "moved|slid|shifted turned|tilted",
+        "tone": "warm|strong cool|faint",
+        "colour": "grey|gray|silver purple|violet|magenta cyan|teal|turquoise pink|magenta",
+    }.items()
+}
+# The opposite of each event: "A galaxy grew larger" as a negative of "A galaxy appeared"
+# presupposes a galaxy that was not there.
+OPPOSITE_EVENT = {
+    "appeared": "disappeared",
+    "disappeared": "appeared",
+    "shrank": "grew larger",
+    "grew larger": "shrank",
+}
+MIN_COUNT_GAP = 2  # counts a negative may say: at least this far from the truth
+MIN_ANGLE_GAP = 15  # degrees
+MIN_AREA_RATIO = 1.2  # resolutions: the larger area at least this much the smaller
+_ASPECT_TOLERANCE = 0.02
+_DIRECTION_WORDS = frozenset(("up", "down", "left", "right", "top", "bottom", "centre"))
+
+
+def why_false(kind: str, truth: str, other: str) -> str:
+    """Why ``other`` in a slot of ``kind`` makes a false sentence where ``truth`` makes the true
+    one, or "" when it may not: the same value, a synonym, too close a number, a resolution of
+    another aspect ratio, a direction sharing a part with the truth's."""
+    a, b = " ".join(truth.casefold().split()), " ".join(other.casefold().split())
+    if a == b:
+        return ""
+    if kind in ("count", "count_word"):
+        x, y = _number(a), _number(b)
+        if x is None or y is None or abs(x - y) < MIN_COUNT_GAP:
+            return ""
+        return f"{b} is {abs(x - y)} away from the true count {a}"
+    if kind == "angle":
+        if not (a.isdigit() and b.isdigit()) or abs(int(a) - int(b)) < MIN_ANGLE_GAP:
+            return ""
+        return f"{b}° is {abs(int(a) - int(b))}° away from the true {a}°"
+    if kind == "resolution":
+        ma, mb = _RESOLUTION.fullmatch(a), _RESOLUTION.fullmatch(b)
+        if not ma or not mb:
+            return ""
+        wa, ha, wb, hb = (int(ma["w"]), int(ma["h"]), int(mb["w"]), int(mb["h"]))
+        if abs(wa / ha - wb / hb) > _ASPECT_TOLERANCE * (wa / ha):
+            return ""
+        big, small = max(wa * ha, wb * hb), min(wa * ha, wb * hb)
+        if big < MIN_AREA_RATIO * small:
+            return ""
+        return f"{b} keeps the aspect ratio of the true {a} but not its size"
+    if kind in ("place", "heading"):
+        shared = (set(a.split()) & set(b.split())) & _DIRECTION_WORDS
+        return "" if shared else f"'{b}' shares no direction with the true '{a}'"
+    if kind == "event" and OPPOSITE_EVENT.get(a) not in (None, b):
+        return ""
+    for group in SYNONYMS.get(kind, ()):
+        if a.replace(" ", "_") in group and b.replace(" ", "_") in group:
+            return ""
+    if kind == "quoted":
+        return f"the text reads '{b}', a different word from the true '{a}'"
+    return f"'{b}' is another {kind.replace('_', ' ')} than the true '{a}'"
+
+
+def _number(value: str) -> int | None:
+    if value.isdigit():
+        return int(value)
+    return _NUMBER_WORDS.index(value) + 2 if value in _NUMBER_WORDS else None
+
+
 # Where a word of a group counts as that kind: one of the words right before it (none: any),
 # and what must follow it.
 _CONTEXT: dict[str, tuple[tuple[str, ...], str]] = {
     "event": ((), ""),
     "motion": ((), r"(?=\s+(?:to|up|down|left|right|away|towards)\b)"),
     "heading": (("moved", "turned", "tilted", "slid", "shifted"), ""),
-    "place": (("the", "on", "at", "in"), ""),
+    "place": ((), r"(?!\s+(?:row|column|half|corner|side|edge|part|of)\b)"),
     "size": ((), ""),
     "light": ((), ""),
     "effect": (("became", "looks", "is"), ""),
@@ -97,6 +175,7 @@ _PATTERNS = {kind: _pattern(kind) for kind in GROUPS}
 _LISTED_VALUES = frozenset(v for values in GROUPS.values() for v in values)
 _QUOTED = re.compile(r"'(?P<v>[^'\s][^']{0,40})'")
 _RESOLUTION = re.compile(r"\b(?P<v>(?P<w>\d{2,5})\s?[x×]\s?(?P<h>\d{2,5}))\b")
+_ANGLE = re.compile(r"\b(?P<v>\d{1,3})(?=\s?(?:°|degrees?\b))")
 _COUNT = re.compile(r"\b(?P<v>\d{1,3})\b(?!\s?[x×]\s?\d)(?!%)")
 _NUMBER_WORDS = ("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
 _COUNT_WORD = re.compile(r"\b(?P<v>" + "|".join(_NUMBER_WORDS) + r")\b(?=\s+\w+s\b)", re.I)
@@ -177,6 +256,8 @@ def find_slots(text: str) -> list[Slot]:
         claim("quoted", m)
     for m in _RESOLUTION.finditer(text):
         claim("resolution", m)
+    for m in _ANGLE.finditer(text):
+        claim("angle", m)
     for m in _COUNT.finditer(text):
         claim("count", m)
     for m in _COUNT_WORD.finditer(text):
@@ -192,7 +273,7 @@ def candidates(
     *,
     seed: str,
     prior: Prior | None = None,
-    per_slot: int = 4,
+    per_slot: int = 6,
     slots: Sequence[Slot] | None = None,
 ) -> list[Candidate]:
     """Single-slot rewrites of ``text`` (up to ``per_slot`` per slot) and swaps of two spans of
@@ -203,10 +284,13 @@ def candidates(
     present = {_plain(s.value) for s in slots}
     prior = prior or {}
     found: list[Candidate] = []
+    # A direction negative changes the direction, not the verb ("slid" for "moved" is true).
+    heading = any(s.kind == "heading" for s in slots)
     for slot in slots:
+        if slot.kind == "motion" and heading:
+            continue
         rng = random.Random(f"{seed}:{slot.kind}:{slot.value}")
-        # A misread word tells more than another pair's word: texts are never drawn.
-        seen = {} if slot.kind == "quoted" else prior.get(slot.kind, {})
+        seen = prior.get(slot.kind, {})
         drawn = _weighted_order(seen, rng, leave_out=_value_key(slot.value))
         made = [v for v in _alternatives(slot, rng) if _value_key(v) not in seen]
         # Lazily: the prior can hold thousands of values, and only the first few that fit
@@ -218,6 +302,7 @@ def candidates(
             and not _in_text(v, text)
             and _keeps_order(slot, v, slots)
             and _fits(slot, v)
+            and why_false(slot.kind, slot.value, v)
         )
         for value in itertools.islice(options, per_slot):
             found.append(Candidate(_replace(text, [(slot, value)]), slot.key))
@@ -348,6 +433,11 @@ def _value_key(value: str) -> str:
 
 def _fits(slot: Slot, value: str) -> bool:
     """A drawn value of the right shape: a count stays a number, a resolution a size."""
+    if slot.kind == "quoted":  # a word of the same shape: "-based" stays, length near
+        _, dash, tail = slot.value.partition("-")
+        return abs(len(value) - len(slot.value)) <= 4 and (not dash or value.endswith(dash + tail))
+    if slot.kind in ("heading", "place"):  # options of one length: a long one stands out
+        return abs(len(value.split()) - len(slot.value.split())) <= (slot.kind == "heading")
     if slot.kind in ("count", "resolution"):
         pattern = _COUNT if slot.kind == "count" else _RESOLUTION
         return pattern.fullmatch(value) is not None and value != "0"
@@ -389,7 +479,7 @@ def _swap_kind(kind: str) -> str:
 def _alternatives(slot: Slot, rng: random.Random) -> list[str]:
     value = slot.value
     if slot.kind == "quoted":
-        return _text_variants(value, rng)
+        return _word_variants(value, rng)
     if slot.kind == "resolution":
         m = _RESOLUTION.fullmatch(value)
         assert m is not None
@@ -402,14 +492,21 @@ def _alternatives(slot: Slot, rng: random.Random) -> list[str]:
                 sizes.append(size)
         rng.shuffle(sizes)
         return sizes
+    if slot.kind == "angle":
+        n = int(value)
+        near = [v for v in (n - 30, n - 20, n + 15, n + 20, n + 30, n + 45) if 0 < v < 360]
+        rng.shuffle(near)
+        return [str(v) for v in near]
+    if slot.kind == "event":
+        return [OPPOSITE_EVENT[value.lower()]] if value.lower() in OPPOSITE_EVENT else []
     if slot.kind == "count":
         n = int(value)
-        near = [v for v in (n - 2, n - 1, n + 1, n + 2, n + 3) if v >= 2 and v != n]
+        near = [v for v in (n - 3, n - 2, n + 2, n + 3, n + 4) if v >= 2 and v != n]
         rng.shuffle(near)
         return [str(v) for v in near]
     if slot.kind == "count_word":
         n = _NUMBER_WORDS.index(value.lower()) + 2
-        near = [v for v in (n - 1, n + 1, n + 2) if 2 <= v < len(_NUMBER_WORDS) + 2 and v != n]
+        near = [v for v in (n - 2, n + 2, n + 3) if 2 <= v < len(_NUMBER_WORDS) + 2 and v != n]
         rng.shuffle(near)
         return [_NUMBER_WORDS[v - 2] for v in near]
     key = "grey" if value.lower() == "gray" else " ".join(value.lower().split())
@@ -418,9 +515,39 @@ def _alternatives(slot: Slot, rng: random.Random) -> list[str]:
     return values
 
 
+# Real words a quoted text may be replaced with (besides the other texts of the release):
+# a negative never reads as a misspelling, which would tell it from the truth.
+_WORD_LIST = """open close start stop entry exit north south east west water paper stone metal
+    light night river field house garden market school office station harbour bridge
+    tower castle forest island valley summer winter spring autumn morning evening
+    window door table chair letter number signal target record report system method
+    model sample result figure image region object colour surface border centre corner
+    circle square label marker values points cells stars seeds graph edge shape detail
+    level layer frame scale range limit total first second third final early later
+    inside outside above below before after under over small large black white green
+    orange purple silver golden yellow simple complex random normal global local sharp
+    structure direction detection resolution calibration distribution recognition measurement
+    background foreground threshold gradient boundary function operation transform component
+    classification reconstruction estimation processing smoothing filtering"""
+WORDS = tuple(_WORD_LIST.split())
+
+
+def _word_variants(word: str, rng: random.Random) -> list[str]:
+    """Real words of about the text's length (the eight closest), cased like it."""
+    head, dash, tail = word.partition("-")  # "Region-based": another word before "-based"
+    if dash and len(head) < 3:  # "X-ray": no word to swap
+        return []
+    words = [w for w in WORDS if w != head.lower()]
+    rng.shuffle(words)
+    words.sort(key=lambda w: abs(len(w) - len(head)))  # stable: shuffled among equals
+    near = [w.capitalize() if head[:1].isupper() else w for w in words[:8]]
+    return [w + dash + tail for w in near]
+
+
 def _text_variants(word: str, rng: random.Random) -> list[str]:
     """Misreadings of a short text: one letter swapped for a look-alike, two neighbours
-    exchanged, one letter doubled or dropped — what a model that does not read carefully says."""
+    exchanged, one letter doubled or dropped — kept for callers that ask for misreadings;
+    release negatives use real words (``_word_variants``)."""
     letters = [i for i, ch in enumerate(word) if ch.lower() in _LOOKALIKE and i > 0]
     variants = []
     for i in letters:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import hashlib
-from collections import defaultdict
-from collections.abc import Sequence
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 SPLITS = ("train", "val", "test")
@@ -30,6 +30,7 @@ class SplitItem:
     category: str
     difficulty: str | None
     content: str = ""
+    source: str = ""  # the source photo (``sources.source_groups``): one split for all of it
 
     @property
     def seed_key(self) -> str:
@@ -85,8 +86,62 @@ class Splits:
     notes: list[str] = field(default_factory=list)  # every deviation from the plan, for people
 
 
-def split_assign(items: Sequence[SplitItem], plan: SplitPlan) -> Splits:
-    """Assign every item a split.
+def split_assign(
+    items: Sequence[SplitItem],
+    plan: SplitPlan,
+    *,
+    previous: Mapping[int | str, str] | None = None,
+) -> Splits:
+    """Assign every item a split: an item a release of the project published keeps its split
+    there (``previous``, by key); the items of one source photo share one split — the split
+    an earlier item of the source has, else one allocated to the whole source as a unit by
+    ``split_plain``. Only new sources are allocated, so a later version moves no pair."""
+    previous = previous or {}
+    units: dict[str, list[SplitItem]] = defaultdict(list)
+    for item in items:
+        units[item.source or f"item:{item.seed_key}"].append(item)
+    fixed: dict[str, str] = {}
+    result = Splits()
+    for unit, members in sorted(units.items()):
+        known = Counter(previous[m.key] for m in members if m.key in previous)
+        if known:
+            split, _ = max(known.items(), key=lambda kv: (kv[1], -SPLITS.index(kv[0])))
+            fixed[unit] = split
+            if len(known) > 1:
+                result.notes.append(
+                    f"source {unit[:12]}: its pairs were released in {', '.join(sorted(known))}; "
+                    f"each keeps its split, new pairs of it go to {split}"
+                )
+    free = {u: m for u, m in units.items() if u not in fixed}
+    reps = [
+        SplitItem(
+            key=unit,
+            category=Counter(m.category for m in members).most_common(1)[0][0],
+            difficulty=members[0].difficulty,
+            content=unit,
+        )
+        for unit, members in sorted(free.items())
+    ]
+    grouped = len(reps) < len(items)
+    plain = split_plain(reps, plan, pairs=len(items)) if grouped else split_plain(items, plan)
+    result.notes.extend(plain.notes)
+    if grouped and any(n.split(" is empty")[0] in ("val", "test") for n in plain.notes):
+        result.notes.append(
+            f"the {len(items)} pairs come from {len(units)} source photos, each kept in one split"
+        )
+    for unit, members in units.items():
+        for m in members:
+            if m.key in previous:
+                result.of[m.key] = previous[m.key]
+            elif unit in fixed:
+                result.of[m.key] = fixed[unit]
+            else:
+                result.of[m.key] = plain.of[unit] if grouped else plain.of[m.key]
+    return result
+
+
+def split_plain(items: Sequence[SplitItem], plan: SplitPlan, *, pairs: int | None = None) -> Splits:
+    """Assign every item a split, each item on its own.
 
     Sizes are allocated over the whole release, not rounded per category: the plan's val and
     test counts (fraction × all pairs, rounded) are shared among the categories by largest
@@ -133,7 +188,8 @@ def split_assign(items: Sequence[SplitItem], plan: SplitPlan) -> Splits:
         )
         if asked and items and split not in result.of.values():
             result.notes.append(
-                f"{split} is empty: {len(items)} accepted pairs are too few for the plan"
+                f"{split} is empty: {len(items) if pairs is None else pairs} accepted pairs "
+                "are too few for the plan"
             )
     return result
 

@@ -30,13 +30,24 @@ _WORDS = re.compile(r"\b(" + "|".join(sorted(_INVERSE, key=len, reverse=True)) +
 _FROM_TO = re.compile(r"\bfrom\s+(?P<x>.+?)\s+to\s+(?P<y>[^.,;]+)", re.I)
 _INSTEAD = re.compile(r"\b(?P<x>[\w'’×-]+)(?:\s+[a-z]+)?\s+instead\s+of\s+(?P<y>[\w'’×-]+)", re.I)
 _CHANGED_TO = re.compile(r"'(?P<x>[^']+)'\s+changed\s+to\s+'(?P<y>[^']+)'", re.I)
-_MOVED = re.compile(r"\b(moved|turned|slid|shifted)\s+(up|down|to the left|to the right)\b", re.I)
-_HEADING = {
-    "up": "down",
-    "down": "up",
-    "to the left": "to the right",
-    "to the right": "to the left",
-}
+_MOVED = re.compile(
+    r"\b(moved|slid|shifted)\s+((?:up|down)(?:\s+and\s+to\s+the\s+(?:left|right))?"
+    r"|to\s+the\s+(?:left|right))\b",
+    re.I,
+)
+_HEADING_WORD = {"up": "down", "down": "up", "left": "right", "right": "left"}
+_HEADING_PART = re.compile(r"\b(up|down|left|right)\b", re.I)
+_PLACE = re.compile(
+    r"\b(?:at the (?:top|bottom)(?: (?:left|right))?|on the (?:left|right)|in the centre)\b",
+    re.I,
+)
+_TURNED = re.compile(r"\b(anticlockwise|clockwise|counterclockwise)\b", re.I)
+_ROTATION = {"clockwise": "anticlockwise", "anticlockwise": "clockwise"}
+_ROTATION["counterclockwise"] = "clockwise"
+_FALLS = re.compile(r"\bnow\s+falls\s+on\b", re.I)
+_TINTED = re.compile(r"\bwas\s+tinted\s+(?P<c>[\w -]+?)(?=[.,;]|$)", re.I)
+_BECAME = re.compile(r"\bbecame\s+(noisy|grainy|pixelated|blurred|sharper)\b", re.I)
+
 VOCABULARY_FILE = "vocabulary.json"
 
 
@@ -88,12 +99,28 @@ def training_set(records: Sequence[Mapping], *, seed: int, swap_ab: bool) -> Tra
     return result
 
 
+def end_place(change: Mapping, size_b: Sequence[int] | None) -> str | None:
+    """Where the change's B side is, in the words descriptions use ("at the top left")."""
+    boxes = change.get("boxes_b_px") or []
+    if not boxes or not size_b:
+        return None
+    x1, y1, x2, y2 = boxes[0]
+    cx, cy = (x1 + x2) / 2 / size_b[0], (y1 + y2) / 2 / size_b[1]
+    col = "left" if cx < 0.36 else "right" if cx > 0.64 else ""
+    row = "top" if cy < 0.36 else "bottom" if cy > 0.64 else ""
+    if row:
+        return f"at the {row} {col}".strip()
+    return f"on the {col}" if col else "in the centre"
+
+
 def swapped_record(record: Mapping) -> dict | None:
     """The record seen with B first: sides exchanged, every description turned around; None
     when a description cannot be turned around."""
     changes = []
     for change in record["changes"]:
-        description = swap_description(change["description"])
+        description = swap_description(
+            change["description"], end=end_place(change, record.get("size_b"))
+        )
         if description is None:
             return None
         changes.append(
@@ -114,9 +141,37 @@ def swapped_record(record: Mapping) -> dict | None:
     }
 
 
-def swap_description(text: str) -> str | None:
+def swap_description(text: str, *, end: str | None = None, start: str | None = None) -> str | None:
     """``text`` as said from B to A, or None: "changed from blue to red" → "from red to blue",
-    "appeared" → "disappeared", "23 coins instead of 24" → "24 coins instead of 23"."""
+    "appeared" → "disappeared", "23 coins instead of 24" → "24 coins instead of 23", "moved up
+    and to the left" → "moved down and to the right" from the end place ``end`` (where B shows
+    it; without it a move that names its start place cannot be turned around), "turned
+    clockwise" → "anticlockwise". An effect ("became noisy") has no inverse: None. ``start``,
+    when given, is the start place of the true description: only an option naming that place
+    is moved to ``end`` (an option naming another start place stays false from the other side
+    too)."""
+    moved = _MOVED.search(text)
+    if moved is not None:
+        place = _PLACE.search(text[: moved.start()])
+        if place is not None:
+            if end is None:
+                return None
+            if start is None or place.group(0).lower() == start.lower():
+                text = text[: place.start()] + end + text[place.end() :]
+        m = _MOVED.search(text)
+        assert m is not None
+        heading = _HEADING_PART.sub(
+            lambda w: _case(w.group(0), _HEADING_WORD[w.group(0).lower()]), m.group(2)
+        )
+        return text[: m.start(2)] + heading + text[m.end(2) :]
+    if _TURNED.search(text):
+        return _TURNED.sub(lambda m: _case(m.group(0), _ROTATION[m.group(0).lower()]), text)
+    if _FALLS.search(text):
+        return _FALLS.sub("no longer falls on", text)
+    if _TINTED.search(text):
+        return _TINTED.sub(lambda m: f"lost its {m.group('c')} tint", text)
+    if _BECAME.search(text):  # "became less pixelated" says less than the change: no inverse
+        return None
     for pattern in (_CHANGED_TO, _FROM_TO, _INSTEAD):
         m = pattern.search(text)
         if m:
@@ -129,8 +184,6 @@ def swap_description(text: str) -> str | None:
                     lambda w: _case(w.group(0), _INVERSE[w.group(0).lower()]), turned
                 )
             return turned
-    if _MOVED.search(text):
-        return _MOVED.sub(lambda m: f"{m.group(1)} {_HEADING[m.group(2).lower()]}", text)
     if _WORDS.search(text):
         return _WORDS.sub(lambda m: _case(m.group(0), _INVERSE[m.group(0).lower()]), text)
     return None

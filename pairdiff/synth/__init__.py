@@ -28,10 +28,12 @@ from pairdiff.synth.objects import (
     paste_object,
     remove_object,
     resize_object,
+    turn_object,
 )
 from pairdiff.synth.text import change_text
 
 __all__ = [
+    "TWINS",
     "CATEGORIES",
     "EDIT_KINDS",
     "SynthChange",
@@ -44,7 +46,7 @@ __all__ = [
 # Each edit takes the pair's generator and its turn: how many pairs of the same kind came
 # before. The turn cycles through an edit's sources (which photo, which object, which tint) so
 # that a short series already shows them all; everything else is drawn from the generator.
-_EDITS: dict[str, Callable[[np.random.Generator, int], Edit]] = {
+_EDITS: dict[str, Callable[[np.random.Generator, int, int], Edit]] = {
     "recolour_region": recolour_region,
     "paste_object": paste_object,
     "remove_object": remove_object,
@@ -57,7 +59,9 @@ _EDITS: dict[str, Callable[[np.random.Generator, int], Edit]] = {
     "global_colour": global_colour,
     "resize_object": resize_object,
     "downscale": downscale,
+    "turn_object": turn_object,
 }
+TWINS = 3  # pairs a twin group has: one photo, one region, three values of one slot
 
 EDIT_KINDS: tuple[str, ...] = tuple(_EDITS)
 
@@ -75,15 +79,19 @@ def _png(img: np.ndarray) -> bytes:
 
 
 def make_pair(index: int, seed: int) -> SynthPair:
-    """Pair number `index` (>= 0) of the series `seed`; the kind cycles through EDIT_KINDS."""
+    """Pair number `index` (>= 0) of the series `seed`. Pairs come in twin groups of TWINS
+    consecutive indexes: one kind, one generator (so one photo and one region), and the
+    member's variant picks another value of one slot (a colour, a count, a direction…); the
+    kind cycles through EDIT_KINDS from group to group."""
     if index < 0:
         raise ValueError(f"index must be >= 0, got {index}")
-    turn, k = divmod(index, len(EDIT_KINDS))
+    group, variant = divmod(index, TWINS)
+    turn, k = divmod(group, len(EDIT_KINDS))
     kind = EDIT_KINDS[k]
     # A string seed is hashed with SHA-512 by `random`, so it is stable across processes and
     # independent of PYTHONHASHSEED.
-    rng = np.random.default_rng(random.Random(f"{seed}:{index}").getrandbits(64))
-    edit = _EDITS[kind](rng, turn)
+    rng = np.random.default_rng(random.Random(f"{seed}:twins:{group}").getrandbits(64))
+    edit = _EDITS[kind](rng, turn, variant)
     a, b = edit.image_a, edit.image_b
     return SynthPair(
         key=f"demo-{seed}-{index:04d}",
@@ -92,12 +100,20 @@ def make_pair(index: int, seed: int) -> SynthPair:
         size_a=(a.shape[1], a.shape[0]),
         size_b=(b.shape[1], b.shape[0]),
         instruction=edit.instruction,
-        source={"photo": edit.photo, "edit": kind, "seed": seed, "index": index, **edit.params},
+        source={
+            "photo": edit.photo,
+            "edit": edit.changes[0].kind if edit.changes else kind,
+            "seed": seed,
+            "index": index,
+            "twin_group": f"{seed}-{group}",
+            "variant": variant,
+            **edit.params,
+        },
         changes=edit.changes,
     )
 
 
 def iter_pairs(n: int, seed: int = 0) -> Iterator[SynthPair]:
-    """make_pair(0..n-1, seed): the first len(EDIT_KINDS) pairs cover every kind once."""
+    """make_pair(0..n-1, seed): the first TWINS * len(EDIT_KINDS) pairs cover every kind."""
     for index in range(n):
         yield make_pair(index, seed)

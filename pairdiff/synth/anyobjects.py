@@ -91,11 +91,23 @@ def move_region(img: np.ndarray, an: Analysis, rng: np.random.Generator, turn: i
 
 def turn_region(img: np.ndarray, an: Analysis, rng: np.random.Generator, turn: int) -> Edit | None:
     """Motion: the region turns about its centre, as an object changing its pose would."""
-    r = pick_region(an, rng, textured=True)
+    angle = float(rng.uniform(18, 35)) * (1 if turn % 2 == 0 else -1)
+    return turn_by(img, an, rng, angle, pick_region(an, rng, textured=True), kind="region_turn")
+
+
+def turn_by(
+    img: np.ndarray,
+    an: Analysis,
+    rng: np.random.Generator,
+    angle: float,
+    r: Region,
+    *,
+    kind: str,
+) -> Edit:
+    """Region ``r`` turned about its centre by ``angle`` degrees (positive: anticlockwise)."""
     h, w = r.mask.shape
     m = int(0.3 * max(h, w)) + 2
     pix, mask = _lift(img, r, m)
-    angle = float(rng.uniform(18, 35)) * (1 if turn % 2 == 0 else -1)
     turned = transform.rotate(pix, angle, order=1, mode="edge", preserve_range=True)
     turned_mask = transform.rotate(mask.astype(np.float32), angle, order=1) > 0.5
     out = img.copy()
@@ -110,7 +122,7 @@ def turn_region(img: np.ndarray, an: Analysis, rng: np.random.Generator, turn: i
         instruction=f"Turn {phrase} {way}.",
         changes=[
             change(
-                "region_turn",
+                kind,
                 f"{cap(phrase)} turned {way} by about {round(abs(angle), -1):.0f} degrees.",
                 entity(r),
                 entity(r),

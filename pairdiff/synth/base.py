@@ -69,6 +69,7 @@ CATEGORIES: dict[str, tuple[str, str]] = {
     "global_colour": ("global_colour", "attribute"),
     "resize_object": ("replacement_size", "object"),
     "downscale": ("noise_resolution", "attribute"),
+    "turn_object": ("motion", "attribute"),
     # Edits of any photo (pairdiff.synth.custom): one or two kinds per VDiff-Bench category.
     "region_move": ("position", "relation"),
     "region_turn": ("motion", "attribute"),  # a pose is the state of one object

@@ -7,7 +7,17 @@ from PIL import Image
 
 from pairdiff.lazy import lazy_module
 from pairdiff.synth.base import Edit, change
-from pairdiff.synth.ops import cap, composite, feather, hue_name, pick, to_u8, whole, window
+from pairdiff.synth.ops import (
+    cap,
+    composite,
+    feather,
+    hue_name,
+    pick,
+    pick_variant,
+    to_u8,
+    whole,
+    window,
+)
 from pairdiff.synth.photos import AREAS, Blob, astronaut_parts, cat_eyes, coffee_cup, coins, photo
 from pairdiff.synth.photos import ellipse as area_ellipse
 
@@ -44,10 +54,10 @@ SURFACES: dict[str, tuple[str, ...]] = {
 
 
 def _region(
-    rng: np.random.Generator, edit: str, edge: float = 0.3
+    rng: np.random.Generator, edit: str, edge: float = 0.3, avoid: tuple[str, ...] = ()
 ) -> tuple[str, np.ndarray, int, int, str, str]:
-    """Where a local edit goes: (photo, alpha, y0, x0, entity, phrase)."""
-    areas = [a for a in AREAS if a.surface in SURFACES[edit]]
+    """Where a local edit goes: (photo, alpha, y0, x0, entity, phrase); not on ``avoid``."""
+    areas = [a for a in AREAS if a.surface in SURFACES[edit] and a.photo not in avoid]
     parts = astronaut_parts()
     blobs: list[tuple[str, Blob]] = [
         ("coins", pick(rng, coins())),
@@ -70,7 +80,7 @@ def _crop(img: np.ndarray, alpha: np.ndarray, y0: int, x0: int, margin: int = 0)
     return window(img, y0 - margin, x0 - margin, h + 2 * margin, w + 2 * margin).astype(np.float32)
 
 
-def recolour_region(rng: np.random.Generator, turn: int) -> Edit:
+def recolour_region(rng: np.random.Generator, turn: int, variant: int = 0) -> Edit:
     parts = astronaut_parts()
     targets = (
         ("astronaut", [parts["patch"]], "blue"),
@@ -95,7 +105,7 @@ def recolour_region(rng: np.random.Generator, turn: int) -> Edit:
     hue, value = float(np.median(coloured[:, 0])), float(np.median(coloured[:, 2]))
     palette = [0.0, 0.08, 0.15, 0.33, 0.5, 0.62, 0.78, 0.9]
     far = [h for h in palette if min(abs(h - hue), 1 - abs(h - hue)) >= 0.2]
-    target = float(pick(rng, far))
+    target = float(pick_variant(rng, far, variant))
     new = hue_name(target, value)
     boxes = []
     for h, c, a, b in zip(hsv, crops, alphas, blobs, strict=True):
@@ -125,7 +135,7 @@ def recolour_region(rng: np.random.Generator, turn: int) -> Edit:
     )
 
 
-def add_noise(rng: np.random.Generator, turn: int) -> Edit:
+def add_noise(rng: np.random.Generator, turn: int, variant: int = 0) -> Edit:
     if turn % 3 == 1:
         name, img = _global_photo(rng)
         sigma = float(rng.uniform(6.0, 11.0))
@@ -144,25 +154,56 @@ def add_noise(rng: np.random.Generator, turn: int) -> Edit:
             ],
             params={"sigma": round(sigma, 2), "scope": "global"},
         )
-    name, alpha, y0, x0, entity, phrase = _region(rng, "noise")
+    name, alpha, y0, x0, entity, phrase = _region(rng, "noise", avoid=("brick",))
+    # Twins of one category (a question shows it): noisy and pixelated; the third variant is
+    # the first again, byte for byte, which the demo skips as a repeat.
+    return _effect(rng, name, alpha, y0, x0, entity, phrase, variant % 2)
+
+
+def _effect(rng, name, alpha, y0, x0, entity, phrase, effect: int) -> Edit:
+    """One region made noisy (0), pixelated (1), blurred (2) or sharper (3): twins differ in
+    the effect."""
     img = photo(name)
     out = img.copy()
     sigma = float(rng.uniform(14.0, 24.0))
     channels = 1 if name in _GREY else 3
     base = _crop(img, alpha, y0, x0)
-    box = composite(out, base + rng.normal(0.0, sigma, alpha.shape + (channels,)), alpha, y0, x0)
+    noise = rng.normal(0.0, sigma, alpha.shape + (channels,))
+    if effect == 0:
+        top, word, kind, verb = base + noise, "noisy", "add_noise", "Add noise to"
+    elif effect == 1:
+        h, w = alpha.shape
+        block = max(8, min(h, w) // 6)
+        small = Image.fromarray(to_u8(base)).resize((max(1, w // block), max(1, h // block)))
+        top = np.asarray(small.resize((w, h), Image.Resampling.NEAREST), np.float32)
+        word, kind, verb = "pixelated", "add_noise", "Pixelate"
+    elif effect == 2:
+        m = 28
+        wide = _crop(img, alpha, y0, x0, m)
+        top = ndi.gaussian_filter(wide, (9.0, 9.0, 0))[m:-m, m:-m]
+        word, kind, verb = "blurred", "blur_region", "Blur"
+    else:  # an unsharp mask: edges and grain stand out
+        m = 8
+        wide = _crop(img, alpha, y0, x0, m)
+        top = (wide + 2.5 * (wide - ndi.gaussian_filter(wide, (2.0, 2.0, 0))))[m:-m, m:-m]
+        word, kind, verb = "sharper", "blur_region", "Sharpen"
+    box = composite(out, top, alpha, y0, x0)
     return Edit(
         photo=name,
         image_a=img,
         image_b=out,
-        instruction=f"Add noise to {phrase}.",
-        changes=[change("add_noise", f"{cap(phrase)} became noisy.", entity, entity, [box], [box])],
-        params={"sigma": round(sigma, 2), "scope": "local"},
+        instruction=f"{verb} {phrase}.",
+        changes=[change(kind, f"{cap(phrase)} became {word}.", entity, entity, [box], [box])],
+        params={"sigma": round(sigma, 2), "scope": "local", "effect": word},
     )
 
 
-def blur_region(rng: np.random.Generator, turn: int) -> Edit:
-    name, alpha, y0, x0, entity, phrase = _region(rng, "blur")
+def blur_region(rng: np.random.Generator, turn: int, variant: int = 0) -> Edit:
+    # The brick wall's fine low-contrast grain hides a blur as strong as noise is visible.
+    name, alpha, y0, x0, entity, phrase = _region(rng, "blur", avoid=("brick",))
+    # Twins of one category: blurred and sharper (the third variant repeats the first).
+    if variant % 3 == 1:
+        return _effect(rng, name, alpha, y0, x0, entity, phrase, 3)
     img = photo(name)
     out = img.copy()
     sigma = float(rng.uniform(2.0, 3.5))
@@ -181,8 +222,8 @@ def blur_region(rng: np.random.Generator, turn: int) -> Edit:
     )
 
 
-def lighting(rng: np.random.Generator, turn: int) -> Edit:
-    brighter = turn % 4 < 2
+def lighting(rng: np.random.Generator, turn: int, variant: int = 0) -> Edit:
+    brighter = (turn % 4 < 2) != (variant % 2 == 1)
     if turn % 2 == 0:
         name, img = _global_photo(rng)
         gamma = float(rng.uniform(0.55, 0.72) if brighter else rng.uniform(1.45, 1.8))
@@ -229,18 +270,18 @@ def lighting(rng: np.random.Generator, turn: int) -> Edit:
     )
 
 
+# Tints far apart (no yellow beside orange): twins of one photo take three of them.
 _TINTS: tuple[tuple[str, tuple[float, float, float]], ...] = (
-    ("warm orange", (1.16, 1.0, 0.78)),
-    ("cool blue", (0.8, 0.95, 1.2)),
+    ("orange", (1.16, 1.0, 0.78)),
+    ("blue", (0.8, 0.95, 1.2)),
     ("green", (0.82, 1.15, 0.82)),
     ("magenta", (1.16, 0.82, 1.12)),
-    ("yellow", (1.1, 1.08, 0.72)),
 )
 
 
-def global_colour(rng: np.random.Generator, turn: int) -> Edit:
+def global_colour(rng: np.random.Generator, turn: int, variant: int = 0) -> Edit:
     name, img = _global_photo(rng)
-    tint, gains = _TINTS[turn % len(_TINTS)]
+    tint, gains = _TINTS[(turn + variant) % len(_TINTS)]
     strength = float(rng.uniform(0.8, 1.0))
     mult = 1.0 + strength * (np.asarray(gains, np.float32) - 1.0)
     box = whole(img)
@@ -248,11 +289,11 @@ def global_colour(rng: np.random.Generator, turn: int) -> Edit:
         photo=name,
         image_a=img,
         image_b=to_u8(img * mult),
-        instruction=f"Give the whole image a {tint} tint.",
+        instruction=f"Tint the whole image {tint}.",
         changes=[
             change(
                 "global_colour",
-                f"The whole image took on a {tint} tint.",
+                f"The whole image was tinted {tint}.",
                 "image",
                 "image",
                 [box],
@@ -263,9 +304,9 @@ def global_colour(rng: np.random.Generator, turn: int) -> Edit:
     )
 
 
-def downscale(rng: np.random.Generator, turn: int) -> Edit:
+def downscale(rng: np.random.Generator, turn: int, variant: int = 0) -> Edit:
     name, img = _global_photo(rng)
-    factor = float(pick(rng, (0.4, 0.5, 0.6)))
+    factor = float(pick_variant(rng, (0.4, 0.5, 0.6), variant))
     h, w = img.shape[:2]
     size = (round(w * factor), round(h * factor))
     out = np.asarray(Image.fromarray(img).resize(size, Image.Resampling.LANCZOS))

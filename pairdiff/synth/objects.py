@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
 from functools import cache
 
 import numpy as np
 from PIL import Image
 
+from pairdiff.synth.anyobjects import pick_region, turn_by
 from pairdiff.synth.base import Edit, Xyxy, change
 from pairdiff.synth.ops import (
     bright_busy,
     cap,
+    column,
     composite,
     direction,
     feather,
@@ -19,11 +23,13 @@ from pairdiff.synth.ops import (
     glow,
     overlaps,
     pick,
+    pick_variant,
     where,
 )
 from pairdiff.synth.photos import Blob, astronaut_parts, coins, galaxies, lights, photo
+from pairdiff.synth.regions import Analysis, analyse
 
-_NUMBERS = ("no", "one", "two", "three")
+_NUMBERS = ("no", "one", "two", "three", "four", "five")
 
 
 @cache
@@ -57,7 +63,23 @@ def _galaxy_name(blob: Blob, img: np.ndarray) -> str:
     return f"the galaxy {where(blob.box, _size(img))}"
 
 
-def paste_object(rng: np.random.Generator, turn: int) -> Edit:
+def _apart(rng: np.random.Generator, blobs: Sequence[Blob], img: np.ndarray) -> list[Blob]:
+    """Three galaxies (in a seeded order) whose places share no word — "at the top left",
+    "at the bottom right", "in the centre" — so twins name places that exclude each other;
+    fewer when the photo has no such three (the list then repeats)."""
+    chosen: list[Blob] = []
+    words: set[str] = set()
+    for i in rng.permutation(len(blobs)):
+        place = set(where(blobs[int(i)].box, _size(img)).split()[2:])
+        if not place & words:
+            chosen.append(blobs[int(i)])
+            words |= place
+        if len(chosen) == 3:
+            break
+    return (chosen * 3)[:3]
+
+
+def paste_object(rng: np.random.Generator, turn: int, variant: int = 0) -> Edit:
     if turn % 3 != 1:
         name, src, threshold = "hubble_deep_field", pick(rng, galaxies()), 60.0
         label = "galaxy"
@@ -69,16 +91,20 @@ def paste_object(rng: np.random.Generator, turn: int) -> Edit:
     out = img.copy()
     pix, mask, _, _ = _lift(src, img, light=True)
     alpha = feather(mask, 2.0)
+    third = img.shape[1] // 3  # twins put it on the left, in the middle and on the right
+    x_lo, x_hi = (variant % 3) * third, (variant % 3 + 1) * third
     if label == "galaxy":
         pix, alpha = _variant(pix, alpha, rng)
-        area = None
+        h = img.shape[0]
+        area: Xyxy | None = (x_lo, int(0.38 * h), x_hi, int(0.62 * h))
     else:
         # Floodlights stand in one row along the horizon; one in the sky would not be a lamp.
-        area = (0, src.y0 - 4, img.shape[1], src.y0 + alpha.shape[0] + 4)
+        area = (x_lo, src.y0 - 4, x_hi, src.y0 + alpha.shape[0] + 4)
     taken = [b.box for b in (galaxies() if label == "galaxy" else lights())]
     y, x = find_empty(_busy(name, threshold), alpha.shape, rng, taken, area)
     box = composite(out, pix, alpha, y, x, add=True)
-    place = where(box, _size(img))
+    # The column only: twins differ in it, and "at the bottom" would be true of all three.
+    place = column(box, _size(img))
     return Edit(
         photo=name,
         image_a=img,
@@ -89,15 +115,21 @@ def paste_object(rng: np.random.Generator, turn: int) -> Edit:
     )
 
 
-def remove_object(rng: np.random.Generator, turn: int) -> Edit:
+def remove_object(rng: np.random.Generator, turn: int, variant: int = 0) -> Edit:
     # Floodlights are not removed: their halo and the girders behind them cannot be rebuilt
     # from the surroundings without leaving a visible haze.
     source = ("coin", "galaxy", "patch")[turn % 3]
     if source == "coin":
-        name, blob = "coins", pick(rng, coins())
+        # Twins take three coins of one row: their names differ in the position only.
+        row = pick(rng, sorted({c.name.split(" in the ")[-1] for c in coins()}))
+        name, blob = (
+            "coins",
+            pick_variant(rng, [c for c in coins() if c.name.endswith(row)], variant),
+        )
         phrase = blob.name
     elif source == "galaxy":
-        name, blob = "hubble_deep_field", pick(rng, galaxies())
+        name = "hubble_deep_field"
+        blob = _apart(rng, galaxies(), photo(name))[variant % 3]
         phrase = _galaxy_name(blob, photo(name))
     else:
         name, blob = "astronaut", astronaut_parts()["patch"]
@@ -115,7 +147,7 @@ def remove_object(rng: np.random.Generator, turn: int) -> Edit:
     )
 
 
-def move_object(rng: np.random.Generator, turn: int) -> Edit:
+def move_object(rng: np.random.Generator, turn: int, variant: int = 0) -> Edit:
     if turn % 3 != 1:
         name, blob = "hubble_deep_field", pick(rng, galaxies())
         img = photo(name)
@@ -123,7 +155,7 @@ def move_object(rng: np.random.Generator, turn: int) -> Edit:
         top, mask, oy, ox = _lift(blob, img, light)
         far = blob.box[0] - 60, blob.box[1] - 60, blob.box[2] + 60, blob.box[3] + 60
         taken = [b.box for b in galaxies()] + [far]
-        y, x = find_empty(_busy(name, 60.0), mask.shape, rng, taken)
+        y, x = find_empty(_busy(name, 60.0), mask.shape, rng, taken, _towards(blob, img, variant))
     else:
         name, blob = "astronaut", astronaut_parts()["patch"]
         img = photo(name)
@@ -154,12 +186,26 @@ def move_object(rng: np.random.Generator, turn: int) -> Edit:
     )
 
 
-def count_change(rng: np.random.Generator, turn: int) -> Edit:
-    # The coins are packed in a grid with no room for more, so the count goes down.
+def _towards(blob: Blob, img: np.ndarray, variant: int) -> Xyxy:
+    """Where twin moves of one galaxy go: left (0), right (1) or up (2) of it, within a band
+    as tall (or wide) as the galaxy, so the directions share no part."""
+    x1, y1, x2, y2 = blob.box
+    h, w = img.shape[:2]
+    pad = 6
+    if variant % 3 == 0:
+        return (0, y1 - pad, max(x1 - 60, 1), y2 + pad)
+    if variant % 3 == 1:
+        return (min(x2 + 60, w - 1), y1 - pad, w, y2 + pad)
+    return (x1 - pad, 0, x2 + pad, max(y1 - 60, 1))
+
+
+def count_change(rng: np.random.Generator, turn: int, variant: int = 0) -> Edit:
+    # The coins are packed in a grid with no room for more, so the count goes down; twins
+    # remove 1, 3 and 5, counts two apart.
     img = photo("coins")
     out = img.copy()
     everyone = coins()
-    k = 1 + turn % 3
+    k = 1 + 2 * ((turn + variant) % 3)
     chosen = sorted(rng.choice(len(everyone), size=k, replace=False).tolist())
     boxes = [fill(out, everyone[i].mask, everyone[i].y0, everyone[i].x0, rng) for i in chosen]
     n = len(everyone)
@@ -196,7 +242,7 @@ def _scaled(pix: np.ndarray, mask: np.ndarray, s: float) -> tuple[np.ndarray, np
     return big, np.asarray(m) > 127
 
 
-def resize_object(rng: np.random.Generator, turn: int) -> Edit:
+def resize_object(rng: np.random.Generator, turn: int, variant: int = 0) -> Edit:
     source = ("coin", "galaxy", "patch")[turn % 3]
     if source == "coin":
         name, blob = "coins", pick(rng, coins())
@@ -204,16 +250,19 @@ def resize_object(rng: np.random.Generator, turn: int) -> Edit:
         others = [c.box for c in coins() if c is not blob]
         s = float(rng.uniform(1.15, 1.25))
         grown = _grown_box(blob.box, s)
-        if rng.random() < 0.5 or any(overlaps(grown, o, gap=2) for o in others):
+        if (rng.random() < 0.5) != (variant % 2 == 1) or any(
+            overlaps(grown, o, gap=2) for o in others
+        ):
             s = float(rng.uniform(0.68, 0.8))
     elif source == "galaxy":
         name, blob = "hubble_deep_field", pick(rng, galaxies())
         phrase, light = _galaxy_name(blob, photo(name)), True
-        s = float(rng.uniform(1.7, 2.2))
+        s = float(rng.uniform(1.7, 2.2) if variant % 2 == 0 else rng.uniform(0.5, 0.6))
     else:
         name, blob = "astronaut", astronaut_parts()["patch"]
         phrase, light = blob.name, False
-        s = float(rng.uniform(1.2, 1.32) if rng.random() < 0.5 else rng.uniform(0.68, 0.78))
+        grow = (rng.random() < 0.5) != (variant % 2 == 1)
+        s = float(rng.uniform(1.2, 1.32) if grow else rng.uniform(0.68, 0.78))
     img = photo(name)
     out = img.copy()
     top, mask, _, _ = _lift(blob, img, light)
@@ -248,3 +297,23 @@ def _grown_box(box: Xyxy, s: float) -> Xyxy:
     cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
     hw, hh = (box[2] - box[0]) * s / 2, (box[3] - box[1]) * s / 2
     return (round(cx - hw), round(cy - hh), round(cx + hw), round(cy + hh))
+
+
+_TURN_PHOTOS = ("astronaut", "coffee", "chelsea")
+
+
+@cache
+def _analysis(name: str) -> Analysis:
+    return analyse(photo(name))
+
+
+def turn_object(rng: np.random.Generator, turn: int, variant: int = 0) -> Edit:
+    """Motion: one textured region of a photo turns about its centre; twins turn the same
+    region by 20, 45 and 90 degrees (angles at least 15 apart)."""
+    name = _TURN_PHOTOS[turn % len(_TURN_PHOTOS)]
+    img = photo(name)
+    an = _analysis(name)
+    region = pick_region(an, rng, textured=True)
+    angle = (20.0, 45.0, 90.0)[variant % 3] * (1 if turn % 2 == 0 else -1)
+    edit = turn_by(img, an, rng, angle, region, kind="turn_object")
+    return replace(edit, photo=name)

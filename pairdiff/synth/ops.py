@@ -224,6 +224,12 @@ def where(box: Xyxy, size: tuple[int, int]) -> str:
     return "in the centre"
 
 
+def column(box: Xyxy, size: tuple[int, int]) -> str:
+    """Which third of the width a box is in: 'on the left', 'in the centre', 'on the right'."""
+    cx = (box[0] + box[2]) / 2 / size[0]
+    return "on the left" if cx < 0.36 else "on the right" if cx > 0.64 else "in the centre"
+
+
 def direction(dx: float, dy: float) -> str:
     """'up and to the left' style description of a displacement in image coordinates."""
     big = max(abs(dx), abs(dy))
@@ -255,6 +261,13 @@ def hue_name(hue: float, value: float = 1.0) -> str:
 
 def pick(rng: np.random.Generator, items: Sequence[T]) -> T:
     return items[int(rng.integers(len(items)))]
+
+
+def pick_variant(rng: np.random.Generator, items: Sequence[T], variant: int) -> T:
+    """The ``variant``-th item of a seeded order of ``items``: twins (one generator, variants
+    0, 1, 2) draw the same and get different items."""
+    order = rng.permutation(len(items))
+    return items[int(order[variant % len(items)])]
 
 
 def cap(text: str) -> str:

@@ -279,17 +279,17 @@ class Word:
 # Words of the `page` photo: a search window around each (from a word-level segmentation of the
 # photo) and replacements of similar length, so the edited line keeps its layout.
 PAGE_WORDS: tuple[Word, ...] = (
-    Word("Region-based", (3, 12, 145, 34), ("Graph-based", "Edge-based")),
-    Word("segmentation", (147, 13, 295, 36), ("registration", "restoration")),
-    Word("first", (52, 49, 85, 63), ("then", "now")),
-    Word("determine", (87, 50, 161, 64), ("compute", "estimate")),
-    Word("markers", (164, 50, 225, 64), ("labels", "seeds")),
-    Word("coins", (280, 51, 320, 64), ("cells", "stars")),
-    Word("pixels", (217, 69, 261, 85), ("points", "values")),
-    Word("object", (177, 86, 226, 103), ("target", "signal")),
-    Word("found", (112, 103, 156, 118), ("seen", "placed")),
-    Word("extreme", (235, 106, 298, 119), ("opposite", "outer")),
-    Word("histogram", (3, 116, 70, 133), ("spectrum", "profile")),
+    Word("Region-based", (3, 12, 145, 34), ("Graph-based", "Edge-based", "Pixel-based")),
+    Word("segmentation", (147, 13, 295, 36), ("registration", "restoration", "recognition")),
+    Word("first", (52, 49, 85, 63), ("then", "now", "last")),
+    Word("determine", (87, 50, 161, 64), ("compute", "estimate", "measure")),
+    Word("markers", (164, 50, 225, 64), ("labels", "seeds", "peaks")),
+    Word("coins", (280, 51, 320, 64), ("cells", "stars", "beads")),
+    Word("pixels", (217, 69, 261, 85), ("points", "values", "voxels")),
+    Word("object", (177, 86, 226, 103), ("target", "signal", "region")),
+    Word("found", (112, 103, 156, 118), ("seen", "placed", "kept")),
+    Word("extreme", (235, 106, 298, 119), ("opposite", "outer", "inner")),
+    Word("histogram", (3, 116, 70, 133), ("spectrum", "profile", "contour")),
 )
 
 

@@ -9,7 +9,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from pairdiff.lazy import lazy_module
 from pairdiff.synth.base import Edit, Xyxy, change
-from pairdiff.synth.ops import composite, feather, mask_box, pick
+from pairdiff.synth.ops import composite, feather, mask_box
 from pairdiff.synth.photos import PAGE_WORDS, page_background, page_ink, photo
 
 ndi = lazy_module("scipy.ndimage")
@@ -61,9 +61,9 @@ def _render_like(old: str, new: str, box: Xyxy) -> tuple[np.ndarray, int, int]:
     return np.clip(cover * 1.2, 0.0, 1.0), round(fy), round(fx)
 
 
-def change_text(rng: np.random.Generator, turn: int) -> Edit:
+def change_text(rng: np.random.Generator, turn: int, variant: int = 0) -> Edit:
     word = PAGE_WORDS[turn % len(PAGE_WORDS)]
-    new = pick(rng, word.replacements)
+    new = word.replacements[variant % len(word.replacements)]
     img = photo("page")
     out = img.copy()
     strong, y0, x0 = page_ink(word, 35.0)
