@@ -21,7 +21,7 @@ from jobs.models import JobKind, JobStatus
 from jobs.registry import work_enqueue_on_commit
 from pairdiff import strictjson
 from pairdiff.release.circular import CIRCULAR_FILE
-from pairdiff.scoring.evaluate import evaluate
+from pairdiff.scoring.evaluate import SWAPPED, evaluate
 from pairdiff.scoring.predictions import COORDS, PredictionsRefused
 from pairdiff.scoring.text import (
     DEFAULT,
@@ -72,9 +72,20 @@ def mincu_scorer() -> tuple[TextScorer | None, str]:
 
 
 def release_truth(release: Release, *, storage: Storage | None = None) -> tuple[list, list]:
-    """The release's benchmark records (in order) and its questions, as the files hold them."""
+    """The release's benchmark records (in order) and its questions, as the files hold them.
+    The A/B-swapped copy of the test split has no ReleaseRecord rows: its records are read
+    from benchmark.json, where the build wrote them after the others."""
     records = [r.data for r in release.records.order_by("position").only("data")]
-    return records, _jsonl_file(release, "questions.jsonl", storage)
+    return records + _swapped_records(release, storage), _jsonl_file(
+        release, "questions.jsonl", storage
+    )
+
+
+def _swapped_records(release: Release, storage: Storage | None) -> list[dict]:
+    if "benchmark.json" not in (release.manifest or {}).get("files", {}):
+        return []
+    with (storage or default_storage).open(f"{release.prefix}/benchmark.json", "rb") as handle:
+        return [r for r in json.load(handle) if r.get("split") == SWAPPED]
 
 
 def release_rotations(release: Release, *, storage: Storage | None = None) -> list[dict]:

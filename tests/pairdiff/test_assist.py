@@ -14,7 +14,7 @@ from pairdiff.assist.colours import colour_name
 from pairdiff.assist.drafts import suggest_entity
 from pairdiff.geometry import Box, iou
 from pairdiff.pixeldiff.maps import to_lab
-from pairdiff.synth import make_pair
+from pairdiff.synth import TWINS, make_pair
 from pairdiff.taxonomy import VDIFF
 
 CATEGORIES = [c.slug for c in VDIFF]
@@ -77,7 +77,7 @@ def test_the_residual_grid_shows_where_b_differs(astronaut):
 
 @pytest.mark.parametrize("index", [0, 1, 2, 3, 7, 10])
 def test_components_box_the_known_change_tightly_on_both_sides(index):
-    pair = make_pair(index, 0)
+    pair = make_pair(index * TWINS, 0)  # the first of each twin group: one pair per kind
     truth = pair.changes[0]
     assist = precompute(pair.image_a, pair.image_b, categories=CATEGORIES)
     assert assist.error == "" and assist.components
@@ -90,7 +90,7 @@ def test_components_box_the_known_change_tightly_on_both_sides(index):
 
 
 def test_an_added_object_is_absent_on_a_and_clickable_there():
-    pair = make_pair(1, 0)  # a galaxy pasted on the right
+    pair = make_pair(1 * TWINS, 0)  # a galaxy pasted on the right
     assist = precompute(pair.image_a, pair.image_b, categories=CATEGORIES)
     (found,) = assist.components
     assert found.boxes_a == [] and len(found.boxes_b) == 1
@@ -98,23 +98,23 @@ def test_an_added_object_is_absent_on_a_and_clickable_there():
 
 
 def test_drafts_name_the_entity_from_the_vocabulary_and_the_colours():
-    pair = make_pair(12, 0)  # a region recoloured red → blue
+    pair = make_pair(13 * TWINS, 0)  # the spacesuit recoloured red → green
     assist = precompute(
         pair.image_a,
         pair.image_b,
         categories=CATEGORIES,
-        vocabulary=["mug", "image"],
-        instruction="Make the mug blue.",
+        vocabulary=["spacesuit", "image"],
+        instruction="Make the spacesuit green.",
     )
     (found,) = assist.components
-    assert found.entity == "mug"
+    assert found.entity == "spacesuit"
     assert found.category == "regional_colour"
-    assert found.draft.startswith("The mug at ")
-    assert found.draft.endswith("changed colour from red to blue.")
+    assert found.draft.startswith("The spacesuit at ")
+    assert found.draft.endswith("changed colour from red to green.")
 
 
 def test_a_global_change_is_the_whole_frame_with_pixeldiffs_sentence():
-    pair = make_pair(8, 0)  # the whole image brighter
+    pair = make_pair(8 * TWINS, 0)  # the whole image brighter
     assist = precompute(pair.image_a, pair.image_b, categories=CATEGORIES, vocabulary=["image"])
     (found,) = assist.components
     assert found.whole and found.boxes_a == [[0, 0, 512, 512]] == found.boxes_b
@@ -122,7 +122,7 @@ def test_a_global_change_is_the_whole_frame_with_pixeldiffs_sentence():
 
 
 def test_a_move_is_drafted_with_its_direction_and_distance():
-    pair = make_pair(3, 0)  # a galaxy moved to the left
+    pair = make_pair(3 * TWINS, 0)  # a galaxy moved to the left
     assist = precompute(pair.image_a, pair.image_b, categories=CATEGORIES)
     (found,) = assist.components
     assert found.kind == "move"

@@ -20,7 +20,7 @@ from pairdiff.predict import (
     PredictionResult,
     Predictor,
 )
-from pairdiff.synth import EDIT_KINDS, SynthPair, make_pair
+from pairdiff.synth import EDIT_KINDS, TWINS, SynthPair, make_pair
 from pairdiff.taxonomy import MINCU, VDIFF
 
 VDIFF_SLUGS = [c.slug for c in VDIFF]
@@ -64,7 +64,7 @@ def _recolour(pixels: np.ndarray, x1: int, y1: int, x2: int, y2: int) -> np.ndar
 
 
 def _kind_pair(kind: str, seed: int = 0) -> SynthPair:
-    return make_pair(EDIT_KINDS.index(kind), seed)
+    return make_pair(EDIT_KINDS.index(kind) * TWINS, seed)
 
 
 def _best_iou(truth: Box, predicted: list[Box]) -> float:
@@ -193,7 +193,7 @@ def test_a_global_suggestion_uses_only_the_projects_categories():
     ],
 )
 def test_generated_global_changes_are_detected_as_global(kind, seed, category):
-    index = EDIT_KINDS.index(kind) + (len(EDIT_KINDS) if seed else 0)
+    index = (EDIT_KINDS.index(kind) + (len(EDIT_KINDS) if seed else 0)) * TWINS
     pair = make_pair(index, seed)
     assert pair.changes[0].boxes_a == [(0, 0, *pair.size_a)]
     result = _predict(pair.image_a, pair.image_b)

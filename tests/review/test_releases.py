@@ -108,6 +108,7 @@ def test_a_release_writes_every_format_and_a_manifest_of_checksums(
         *(f"data/{kind}/{s}-00000-of-00001.parquet" for kind in ("benchmark", "questions")
           for s in splits),
         *(f"vlmevalkit/diffmark_cars_v1_{s}.tsv" for s in splits if s != "train"),
+        "data/questions/test_swapped-00000-of-00001.parquet",  # the test split with B first
     ]  # fmt: skip
     assert sorted(manifest["files"]) == sorted([*DATA_FILES, "README.md", *images, *research])
     for name, entry in manifest["files"].items():
