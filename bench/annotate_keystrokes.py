@@ -120,7 +120,7 @@ def seed(n: int, seed_: int, synthesized: bool = False) -> dict:
     from annotator.assists import pairs_assist_compute
     from annotator.models import PairAssist
     from annotator.services import PairInput, pair_create
-    from pairdiff.synth import make_pair
+    from pairdiff.synth import TWINS, make_pair
     from projects.creating import project_create
     from projects.members import membership_set, user_ensure
     from projects.models import DraftDescriptions, Preset, Role
@@ -132,7 +132,7 @@ def seed(n: int, seed_: int, synthesized: bool = False) -> dict:
         made_pairs = synthesized_pairs(bench_photos(None), 4, range(seed_, seed_ + 1), skipped)
         pairs = [p for _, p in zip(range(n), made_pairs, strict=False)]
     else:
-        pairs = [make_pair(i, seed_) for i in range(n)]
+        pairs = [make_pair(i * TWINS, seed_) for i in range(n)]  # one per kind, as before twins
     vocabulary = sorted(
         {e for p in pairs for c in p.changes for e in (c.entity_a, c.entity_b) if e}
     )

@@ -50,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from pairdiff.geometry import Box, iou  # noqa: E402
 from pairdiff.pixeldiff import PixelDiff  # noqa: E402
 from pairdiff.predict import NO_VISIBLE_CHANGE, PredictedChange, PredictionResult  # noqa: E402
-from pairdiff.synth import EDIT_KINDS, SynthPair, make_pair  # noqa: E402
+from pairdiff.synth import EDIT_KINDS, TWINS, SynthPair, make_pair  # noqa: E402
 from pairdiff.synth.custom import CATEGORIES as SYNTH_CATEGORIES  # noqa: E402
 from pairdiff.synth.custom import photo_load, plan, synthesize  # noqa: E402
 from pairdiff.taxonomy import VDIFF  # noqa: E402
@@ -137,7 +137,8 @@ def demo_pairs(seeds: range, per_kind: int) -> Iterator[SynthPair]:
     for seed in seeds:
         for j in range(per_kind):
             for k in range(len(EDIT_KINDS)):
-                yield make_pair(len(EDIT_KINDS) * (seed * per_kind + j) + k, seed)
+                # the first pair of each twin group: one pair per kind and turn
+                yield make_pair((len(EDIT_KINDS) * (seed * per_kind + j) + k) * TWINS, seed)
 
 
 def _png(pixels) -> bytes:
@@ -214,7 +215,7 @@ def _resized(data: bytes, side: int) -> bytes:
 
 
 def speed(predictor: PixelDiff, n: int, side: int = 1024) -> None:
-    pairs = [make_pair(i, 100) for i in range(n)]
+    pairs = [make_pair(i * TWINS, 100) for i in range(n)]
     data = [(_resized(p.image_a, side), _resized(p.image_b, side)) for p in pairs]
     predictor.predict(*data[0], categories=CATEGORIES)  # warm-up (imports, caches)
     times, cpu = [], 0.0
