@@ -36,8 +36,10 @@ def recreate_database(url: str) -> None:
     import psycopg
 
     name = url.rsplit("/", 1)[1]
-    if not (name.startswith("diffmark_") and "bench" in name):
-        raise SystemExit(f"refusing to recreate {name!r}: bench databases are diffmark_*bench*")
+    if not (name.startswith(("diffmark_", "dm_")) and "bench" in name):
+        raise SystemExit(
+            f"refusing to recreate {name!r}: bench databases are diffmark_*bench* or dm_*bench*"
+        )
     with psycopg.connect(url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         conn.execute(f'CREATE DATABASE "{name}"')

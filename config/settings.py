@@ -204,6 +204,11 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 }
 # Periodic sweeps (run `celery -A config beat`, one beat process per deployment).
 DIFFMARK_SWEEP_SECONDS = env_int("DIFFMARK_SWEEP_SECONDS", 300)
+# Whole-project figures (dashboard, accepted breakdown, question prior, difficulty filter):
+# computed per request up to this many pairs, above it read from what beat stored every
+# DIFFMARK_FIGURES_SECONDS (review.figures), with the time they were computed.
+DIFFMARK_FIGURES_LIVE_PAIRS = env_int("DIFFMARK_FIGURES_LIVE_PAIRS", 20_000)
+DIFFMARK_FIGURES_SECONDS = env_int("DIFFMARK_FIGURES_SECONDS", 600)
 DIFFMARK_RESEND_AFTER_MINUTES = env_int("DIFFMARK_RESEND_AFTER_MINUTES", 10)
 DIFFMARK_STALE_JOB_MINUTES = env_int("DIFFMARK_STALE_JOB_MINUTES", 30)
 # Without a broker, a request every DIFFMARK_SWEEP_SECONDS runs the failing sweeps (on by default;
@@ -219,6 +224,7 @@ CELERY_BEAT_SCHEDULE = {
         ("resend-review-work", "review.tasks.resend_review_work", DIFFMARK_SWEEP_SECONDS),
         ("fail-stale-releases", "review.tasks.fail_stale_releases", DIFFMARK_SWEEP_SECONDS),
         ("refresh-queue-priorities", "annotator.tasks.refresh_queue_priorities", 600),
+        ("refresh-project-figures", "review.tasks.refresh_project_figures", 60),
     ]
 }
 

@@ -58,7 +58,7 @@ class QuestionPreview:
 def question_previews(project: Project, pairs: QuerySet[Pair]) -> list[QuestionPreview]:
     """The question of each accepted pair in ``pairs``, as the next release will write it."""
     standing = [s for s in standing_answers(pairs) if s.changes]
-    prior = _project_prior(project)
+    prior = _prior_read(project)
     edits = {
         e.pair_id: e
         for e in QuestionEdit.objects.filter(pair__in=[s.pair for s in standing]).select_related(
@@ -165,7 +165,15 @@ def _derived(record: dict, prior: dict) -> list[str]:
         return ["", ""]
 
 
-def _project_prior(project: Project) -> dict:
+def _prior_read(project: Project) -> dict:
+    """The prior, from the stored figures on a large project (review.figures)."""
+    from review.figures import figures_of
+
+    figures = figures_of(project)
+    return figures.prior if figures is not None else project_prior(project)
+
+
+def project_prior(project: Project) -> dict:
     """The slot values a release of the project would draw from: every standing answer's
     first description, as a release reads them."""
     records = [
