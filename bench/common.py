@@ -49,11 +49,17 @@ def gunicorn_start(root, env: dict, *, host: str, port: int, workers: int):
     """gunicorn serving the app on host:port in its own process group; returns once it answers."""
     import http.client
     import subprocess
+    import sys
     import time
+    from pathlib import Path
 
+    # The venv's gunicorn: the one beside this Python (a worktree may have no .venv of its own).
+    gunicorn = root / ".venv/bin/gunicorn"
+    if not gunicorn.exists():
+        gunicorn = Path(sys.executable).parent / "gunicorn"
     server = subprocess.Popen(
         [
-            str(root / ".venv/bin/gunicorn"),
+            str(gunicorn),
             "config.wsgi:application",
             "--bind",
             f"{host}:{port}",

@@ -338,11 +338,15 @@ def main() -> None:
     since = timezone.now()
     seconds = args.minutes * 60
     procs = Processes(env, out, args)
-    procs.redis()
-    for n in range(1, args.celery_workers + 1):
-        procs.worker(n)
-    procs.beat()
-    procs.web()
+    try:
+        procs.redis()
+        for n in range(1, args.celery_workers + 1):
+            procs.worker(n)
+        procs.beat()
+        procs.web()
+    except BaseException:
+        procs.stop_all()
+        raise
     sampler = threading.Thread(target=procs.sample_forever, daemon=True)
     sampler.start()
     disruptor = threading.Thread(target=_disrupt, args=(procs, seconds, args.outage), daemon=True)
