@@ -158,8 +158,9 @@ def project_members(project: Project, *, submitted: dict[str, int] | None = None
     (``submitted``: those numbers by user id as text, counted already, e.g. by the periodic
     figures of a large project)."""
     members = _members(project, counted=submitted is None)
-    for member in members if submitted is not None else []:
-        member.n_submitted = submitted.get(str(member.user_id), 0)  # type: ignore[attr-defined]
+    if submitted is not None:
+        for member in members:
+            member.n_submitted = submitted.get(str(member.user_id), 0)
     return members
 
 

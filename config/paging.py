@@ -28,7 +28,7 @@ class IdsFirstPaginator(Paginator):
             return super().page(number)
         ids = list(self.object_list.values_list("pk", flat=True)[bottom:top])
         rows = {row.pk: row for row in self.object_list.filter(pk__in=ids).order_by()}
-        return self._get_page([rows[pk] for pk in ids if pk in rows], number, self)
+        return Page([rows[pk] for pk in ids if pk in rows], number, self)
 
 
 class IdsFirstPagination(PageNumberPagination):

@@ -50,8 +50,11 @@ def _write(entry: dict) -> None:
 
 @events.request.add_listener
 def _note_server_errors(request_type, name, response, exception, **kwargs) -> None:
-    """Every 5xx and every request without an answer, for the runner's count."""
+    """Every 5xx and every request without an answer, for the runner's count; the time of
+    every next, for its percentiles with and without the first minute (cold workers)."""
     status = getattr(response, "status_code", 0) if response is not None else 0
+    if name == "next" and exception is None:
+        _write({"kind": "next", "at": time.time(), "ms": kwargs.get("response_time", 0)})
     if status >= 500 or exception is not None and not status:
         _write({"kind": "error", "name": name, "status": status, "error": str(exception)[:200]})
 
