@@ -187,7 +187,13 @@ def main() -> None:
     started = time.perf_counter()
     figures_refresh(project_id=seeded.project_id)
     print(f"figures refreshed (the periodic job) in {time.perf_counter() - started:.1f} s")
+    load = os.getloadavg()
     results = measure(seeded, args.repeat)
+    after = os.getloadavg()
+    print(
+        f"load average (1 min) {load[0]:.1f} before timing, {after[0]:.1f} after, "
+        f"on {os.cpu_count()} cores shared with other work"
+    )
     worst = max(results, key=lambda r: r[4])
     over = [r for r in results if r[4] > BUDGET_MS]
     errors = [r for r in results if r[2] >= 400]

@@ -70,6 +70,9 @@ def _seed(args, database_url: str, out: Path) -> dict:
         slug="crowd", n_pairs=args.pairs, database_url=database_url,
         n_annotators=args.annotators,
     )  # fmt: skip
+    from review.figures import figures_refresh
+
+    figures_refresh(project_id=seeded.project_id)  # as beat would have for a project this size
     User = get_user_model()
 
     def tokens(names: list[str]) -> list[str]:
