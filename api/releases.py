@@ -242,7 +242,7 @@ def release_records(request: Request, pk: int) -> Response:
     release = _release(request, pk)
     if isinstance(release, Response):
         return release
-    records = release.records.order_by("position").only("data")
+    records = release.records.order_by("position").only("data", "release")
     split, category = query_text(request, "split"), query_text(request, "category")
     level = query_text(request, "difficulty")
     if split and split not in SPLITS:

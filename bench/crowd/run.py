@@ -304,7 +304,7 @@ def _plots(out: Path, history: dict, samples, events, started_at: int) -> list[s
         ax.axvline(t / 60, color="grey", linestyle=":")
         ax.text(t / 60, ax.get_ylim()[1] * 0.9, label[:24], fontsize=7, rotation=90)
     ax.axhline(50, color="red", linewidth=0.6, label="50 ms")
-    ax.set_yscale("symlog", linthresh=100)  # the cold start's seconds and the steady tens of ms
+    ax.set_ylim(0, 400)  # the steady tens of ms readable; the cold start's seconds go off the top
     ax.set(xlabel="minutes", ylabel="ms (Locust, rolling window)", title="Latency over time")
     ax.legend(fontsize=7)
     fig.tight_layout()
@@ -393,6 +393,8 @@ def main() -> None:
     found = _invariants(out, seeded["project_id"], since)
     totals, history = _latency(out)
     memory = _memory(procs.samples, seconds)
+    with (out / "rss.csv").open("w", newline="") as f:
+        csv.writer(f).writerows([("seconds", "process", "rss_mb"), *procs.samples])
     plots = _plots(out, history, procs.samples, procs.events, started_at)
     next_times = _next_percentiles(out, 60)
     next_p95 = next_times.get("after 60 s", {}).get("p95_ms")
