@@ -17,6 +17,7 @@ from django.core.cache import cache
 
 from annotator.sweeps import leases_expire
 from jobs.sweeps import jobs_fail_stale, jobs_fail_unstarted, jobs_resend_queued
+from review.figures import figures_refresh_due
 from review.releases import releases_fail_stale
 from review.sweeps import review_work_resend
 
@@ -41,6 +42,7 @@ def sweep_all() -> dict[str, object]:
     if not settings.CELERY_TASK_ALWAYS_EAGER:
         found["jobs_resent"] = jobs_resend_queued()
     found["review_work"] = review_work_resend()
+    found["figures"] = figures_refresh_due()  # large projects' stored figures (review.figures)
     return found
 
 

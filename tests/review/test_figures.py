@@ -128,3 +128,13 @@ def test_the_periodic_job_refreshes_large_projects_once_their_figures_are_old(
 
     later = timezone.now() + timedelta(seconds=601)
     assert figures_refresh_due(now=later) == [project.pk]
+
+
+def test_the_sweep_command_refreshes_the_figures_that_are_due(project, accepted, large):
+    import io
+
+    from django.core.management import call_command
+
+    call_command("sweep", stdout=io.StringIO())
+
+    assert ProjectFigures.objects.filter(project=project).exists()
