@@ -223,10 +223,10 @@ def _seeded_again(n_pairs: int):
         [],
         ["lead0", "lead1"],
         "researcher0",
-        disputed_pair=pairs.filter(status="disputed").order_by("pk").last().pk,
-        accepted_pair=pairs.filter(status="accepted").order_by("pk").last().pk,
-        release_id=Release.objects.filter(project=project).order_by("-version").first().pk,
-        job_id=Job.objects.filter(project=project).order_by("-pk").first().pk,
+        disputed_pair=pairs.filter(status="disputed").order_by("-pk")[0].pk,
+        accepted_pair=pairs.filter(status="accepted").order_by("-pk")[0].pk,
+        release_id=Release.objects.filter(project=project).order_by("-version")[0].pk,
+        job_id=Job.objects.filter(project=project).order_by("-pk")[0].pk,
     )
     return seeded
 

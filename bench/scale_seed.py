@@ -272,8 +272,13 @@ def seed_project(
 
         assignment_id = _next_id(conn, Assignment)
         annotation_id = _next_id(conn, Annotation)
-        assignments, annotations, changes, agreements, resolutions = [], [], [], [], []
-        events, scores = [], []
+        assignments: list[tuple] = []
+        annotations: list[tuple] = []
+        changes: list[tuple] = []
+        agreements: list[tuple] = []
+        resolutions: list[tuple] = []
+        events: list[tuple] = []
+        scores: list[tuple] = []
         disputed = accepted = 0
         for i, status in enumerate(statuses):
             pk = first + i
@@ -405,9 +410,8 @@ def seed_project(
              "reasons", "created_at"],
             predictions,
         )  # fmt: skip
-        for model in (Assignment, Annotation, Change, Agreement, Resolution, PairEvent):
-            _set_sequence(conn, model)
-        for model in (GoldScore, GoldAnswer, Prediction):
+        copied: list[type] = [Assignment, Annotation, Change, Agreement, Resolution, PairEvent]
+        for model in [*copied, GoldScore, GoldAnswer, Prediction]:
             _set_sequence(conn, model)
         conn.commit()
 
@@ -445,8 +449,8 @@ def seed_project(
         ]
     )
     rows["question_edits"] = len(accepted_ids)
-    result.release_id = Release.objects.filter(project=project).order_by("-version").first().pk
-    result.job_id = Job.objects.filter(project=project).order_by("-pk").first().pk
+    result.release_id = Release.objects.filter(project=project).order_by("-version")[0].pk
+    result.job_id = Job.objects.filter(project=project).order_by("-pk")[0].pk
     rows["records"] = ReleaseRecord.objects.filter(release__project=project).count()
     rows["evaluations"] = Evaluation.objects.filter(release__project=project).count()
     result.rows, result.seconds = rows, time.perf_counter() - started

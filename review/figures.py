@@ -17,9 +17,11 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Count
 from django.utils import timezone
 
 from annotator.models import Annotation, Pair
+from pairdiff.release.question_set import release_prior
 from projects.models import Project
 from review.dashboard import (
     AnnotatorQuality,
@@ -42,10 +44,6 @@ def figures_large(project: Project) -> bool:
 
 def figures_refresh(*, project_id: int) -> ProjectFigures:
     """Compute every whole-project figure of the project and store them with the time."""
-    from django.db.models import Count
-
-    from review.questions import project_prior
-
     project = Project.objects.get(pk=project_id)
     started = time.perf_counter()
     computed_at = timezone.now()
@@ -129,3 +127,20 @@ def quality_from_json(data: dict) -> ProjectQuality:
             "annotators": [AnnotatorQuality(**a) for a in data["annotators"]],
         }
     )
+
+
+def project_prior(project: Project) -> dict:
+    """The slot values a release of the project would draw from (the prior of the questions'
+    derived negatives): every standing answer's first description, as a release reads them."""
+    records = [
+        {"changes": row.changes}
+        for row in standing_rows(Pair.objects.filter(project=project))
+        if row.changes
+    ]
+    return release_prior(records)
+
+
+def prior_read(project: Project) -> dict:
+    """The prior, from the stored figures on a large project, else computed now."""
+    figures = figures_of(project)
+    return figures.prior if figures is not None else project_prior(project)

@@ -137,7 +137,7 @@ class Processes:
         proc.wait(timeout=60)
 
     def sample_forever(self) -> None:
-        import psutil
+        import psutil  # type: ignore[import-untyped]
 
         while not self._stop.wait(5):
             t = self.t()
