@@ -300,11 +300,11 @@ def _plots(out: Path, history: dict, samples, events, started_at: int) -> list[s
         xs = [(t - started_at) / 60 for t in times]
         ax.plot(xs, [history[t][name][1] for t in times], style, label=f"{name} p95")
         ax.plot(xs, [history[t][name][0] for t in times], style, alpha=0.5, label=f"{name} p50")
+    ax.set_ylim(0, 400)  # the steady tens of ms readable; the cold start's seconds go off the top
     for t, label in events:
         ax.axvline(t / 60, color="grey", linestyle=":")
-        ax.text(t / 60, ax.get_ylim()[1] * 0.9, label[:24], fontsize=7, rotation=90)
+        ax.text(t / 60, 390, label[:24], fontsize=7, rotation=90, va="top")
     ax.axhline(50, color="red", linewidth=0.6, label="50 ms")
-    ax.set_ylim(0, 400)  # the steady tens of ms readable; the cold start's seconds go off the top
     ax.set(xlabel="minutes", ylabel="ms (Locust, rolling window)", title="Latency over time")
     ax.legend(fontsize=7)
     fig.tight_layout()
