@@ -97,7 +97,10 @@ class Pair(models.Model):
     class Meta:
         ordering = ["id"]
         indexes = [
-            models.Index(fields=["project", "status"], name="pair_project_status"),
+            # The leads' lists read in id order, filtered or not, at any depth (config.paging).
+            models.Index(fields=["project", "id"], name="pair_project_order"),
+            models.Index(fields=["project", "status", "id"], name="pair_project_status_order"),
+            models.Index(fields=["project", "category_hint"], name="pair_project_category"),
             # The queue: open pairs, those someone already started first, then by priority.
             models.Index(
                 fields=["project", "is_gold", "-n_taken", "-queue_priority", "id"],
@@ -255,6 +258,8 @@ class Change(models.Model):
 
     class Meta:
         ordering = ["position", "id"]
+        # The pairs browser's and the disputes' category filter (console.pairs, review.selectors).
+        indexes = [models.Index(fields=["category", "annotation"], name="change_category")]
 
     def __str__(self) -> str:
         return f"{self.category}: {self.description[:60]}"

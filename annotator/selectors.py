@@ -14,6 +14,7 @@ from django.db.models import (
     Q,
     QuerySet,
     Subquery,
+    Value,
     When,
 )
 from django.db.models.functions import Coalesce
@@ -165,22 +166,33 @@ def queue_candidates(project: Project, user, *, gold: bool) -> QuerySet[Pair]:
 # --- leads' pages ----------------------------------------------------------------------------
 
 
-def project_members(project: Project) -> QuerySet[Membership]:
-    """Members, leads first, with the number of annotations each submitted in the project."""
+def project_members(project: Project, *, submitted: dict[str, int] | None = None) -> list:
+    """Members, leads first, with the number of annotations each submitted in the project
+    (``submitted``: those numbers by user id as text, counted already, e.g. by the periodic
+    figures of a large project)."""
+    members = _members(project, counted=submitted is None)
+    if submitted is not None:
+        for member in members:
+            member.n_submitted = submitted.get(str(member.user_id), 0)
+    return members
+
+
+def _members(project: Project, *, counted: bool) -> list:
     submitted = (
         Annotation.objects.filter(pair__project=project, annotator=OuterRef("user"))
         .values("annotator")
         .annotate(n=Count("id"))
         .values("n")
     )
+    number = Coalesce(Subquery(submitted), 0) if counted else Value(0)
     ranks = (Role.LEAD, Role.ANNOTATOR, Role.RESEARCHER)
     order = Case(
         *(When(role=role, then=rank) for rank, role in enumerate(ranks)),
         output_field=IntegerField(),
     )
-    return (
+    return list(
         project.memberships.select_related("user")
-        .annotate(n_submitted=Coalesce(Subquery(submitted), 0), rank=order)
+        .annotate(n_submitted=number, rank=order)
         .order_by("rank", "user__username")
     )
 

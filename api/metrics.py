@@ -10,7 +10,8 @@ from rest_framework.response import Response
 
 from api.serializers import ErrorSerializer
 from projects import access
-from review.dashboard import ProjectQuality, project_quality
+from review.dashboard import ProjectQuality
+from review.figures import quality_read
 
 
 class GridSerializer(serializers.Serializer):
@@ -63,6 +64,11 @@ class AgreementMetricsSerializer(serializers.Serializer):
     difficulty = serializers.DictField(child=serializers.IntegerField())
     without_boxes = serializers.IntegerField()
     annotators = AnnotatorMetricsSerializer(many=True)
+    computed_at = serializers.DateTimeField(
+        required=False,
+        help_text="on a large project only: when the periodic job computed these figures "
+        "(pairs per status are counted for each request); absent: all computed for this request",
+    )
 
     def get_project(self, quality: ProjectQuality) -> str:
         return self.context["project"].slug
@@ -76,6 +82,8 @@ ERRORS = {401: ErrorSerializer, 403: ErrorSerializer, 404: ErrorSerializer}
 def project_agreement(request: Request, slug: str) -> Response:
     """Agreement on tiers, boxes and categories, difficulty, and figures per annotator."""
     project = access.project_for(request.user, slug, access.Action.MANAGE)[0]
-    quality = project_quality(project=project)
+    quality, computed_at = quality_read(project)
     body = AgreementMetricsSerializer(quality, context={"project": project}).data
+    if computed_at is not None:
+        body["computed_at"] = computed_at.isoformat()
     return Response(body)

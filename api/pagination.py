@@ -7,6 +7,12 @@ from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 
 PAGE = OpenApiParameter("page", int, description="page number, from 1; 404 past the last page")
+CURSOR = OpenApiParameter(
+    "cursor",
+    str,
+    description="instead of page: empty for the first page, then the cursor in `next`; every "
+    "page costs the same however deep (the answer has next and previous, no count)",
+)
 
 
 def paginated(name: str, results: serializers.Field) -> type[serializers.Serializer]:

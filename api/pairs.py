@@ -7,7 +7,6 @@ from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.decorators import api_view, parser_classes
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -26,9 +25,10 @@ from annotator.upload_limits import ImageSizeLimit, image_size_errors, image_siz
 from annotator.uploads import ImportFormat, import_queue
 from api.annotate import ERRORS
 from api.errors import error_response
-from api.pagination import PAGE, paginated
+from api.pagination import CURSOR, PAGE, paginated
 from api.parsers import MultiPartParser, query_text
 from api.serializers import StrictJSONField
+from config.paging import IdCursorPagination, IdsFirstPagination
 from jobs.models import Job
 from pairdiff.manifest import metadata_problem
 from projects import access
@@ -175,6 +175,7 @@ def lead_project(request: Request, slug: str) -> Project:
         OpenApiParameter("category", str),
         OpenApiParameter("gold", bool),
         PAGE,
+        CURSOR,
     ],
     responses={200: paginated("Pair", PairSerializer(many=True)), **ERRORS},
 )
@@ -197,7 +198,9 @@ def project_pairs_view(request: Request, slug: str) -> Response:
         pairs = pairs.filter(category_hint=category)
     if (gold := request.query_params.get("gold")) in ("true", "false"):
         pairs = pairs.filter(is_gold=gold == "true")
-    paginator = PageNumberPagination()
+    # ?page=N as always (ids first: deep pages cost little more than the first); ?cursor= (empty
+    # for the first page) walks by id instead, each page as cheap as the first.
+    paginator = IdCursorPagination() if "cursor" in request.query_params else IdsFirstPagination()
     page = paginator.paginate_queryset(pairs, request)
     return paginator.get_paginated_response(PairSerializer(page, many=True).data)
 

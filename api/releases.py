@@ -20,6 +20,7 @@ from api.errors import error_response
 from api.pagination import PAGE, paginated
 from api.pairs import JobSerializer, job_started
 from api.parsers import query_text
+from config.paging import IdsFirstPagination
 from pairdiff.release.options import ReleaseOptions
 from pairdiff.release.splits import DIFFICULTIES, SPLITS, SplitPlan, SplitPlanInvalid
 from projects import access
@@ -241,7 +242,7 @@ def release_records(request: Request, pk: int) -> Response:
     release = _release(request, pk)
     if isinstance(release, Response):
         return release
-    records = release.records.order_by("position").only("data")
+    records = release.records.order_by("position").only("data", "release")
     split, category = query_text(request, "split"), query_text(request, "category")
     level = query_text(request, "difficulty")
     if split and split not in SPLITS:
@@ -264,7 +265,7 @@ def release_records(request: Request, pk: int) -> Response:
         records = records.filter(category=category)
     if level:
         records = records.filter(difficulty="" if level == "none" else level)
-    paginator = PageNumberPagination()
+    paginator = IdsFirstPagination()
     page = paginator.paginate_queryset(records, request)
     assert page is not None  # None only without a page size; settings give one
     return paginator.get_paginated_response([r.data for r in page])

@@ -6,7 +6,6 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.decorators import api_view
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -16,6 +15,7 @@ from api.errors import error_response
 from api.pagination import PAGE, paginated
 from api.parsers import query_text
 from api.serializers import StrictJSONField
+from config.paging import IdsFirstPagination
 from pairdiff.answers import AnswerInvalid
 from projects import access
 from projects.models import Project
@@ -69,7 +69,7 @@ def disputes(request: Request, slug: str) -> Response:
     project = get_object_or_404(Project, slug=slug)
     _lead_only(request, project)
     filters = {k: query_text(request, k) for k in ("category", "annotator", "reason")}
-    paginator = PageNumberPagination()
+    paginator = IdsFirstPagination()
     page = paginator.paginate_queryset(disputes_queue(project, **filters), request)
     return paginator.get_paginated_response(DisputeSerializer(page, many=True).data)
 

@@ -11,6 +11,7 @@ from annotator.models import PairStatus
 from api.serializers import ErrorSerializer, ProjectSerializer
 from projects import access
 from projects.models import Project, Role
+from review.figures import figures_of
 from review.standing import accepted_breakdown
 
 
@@ -59,7 +60,14 @@ class ProjectDetail(_ProjectMixin, generics.RetrieveAPIView):
     def retrieve(self, request, *args, **kwargs):
         response = super().retrieve(request, *args, **kwargs)
         if response.data["role"] != Role.ANNOTATOR:
-            response.data["counts"]["accepted_by"] = accepted_breakdown(self.get_object())
+            project = self.get_object()
+            figures = figures_of(project)  # stored on a large project, with their time
+            response.data["counts"]["accepted_by"] = (
+                figures.breakdown if figures is not None else accepted_breakdown(project)
+            )
+            response.data["counts"]["accepted_by_at"] = (
+                figures.computed_at.isoformat() if figures is not None else None
+            )
         return response
 
     def get_object(self):

@@ -36,8 +36,10 @@ def recreate_database(url: str) -> None:
     import psycopg
 
     name = url.rsplit("/", 1)[1]
-    if not (name.startswith("diffmark_") and "bench" in name):
-        raise SystemExit(f"refusing to recreate {name!r}: bench databases are diffmark_*bench*")
+    if not (name.startswith(("diffmark_", "dm_")) and "bench" in name):
+        raise SystemExit(
+            f"refusing to recreate {name!r}: bench databases are diffmark_*bench* or dm_*bench*"
+        )
     with psycopg.connect(url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         conn.execute(f'CREATE DATABASE "{name}"')
@@ -47,11 +49,17 @@ def gunicorn_start(root, env: dict, *, host: str, port: int, workers: int):
     """gunicorn serving the app on host:port in its own process group; returns once it answers."""
     import http.client
     import subprocess
+    import sys
     import time
+    from pathlib import Path
 
+    # The venv's gunicorn: the one beside this Python (a worktree may have no .venv of its own).
+    gunicorn = root / ".venv/bin/gunicorn"
+    if not gunicorn.exists():
+        gunicorn = Path(sys.executable).parent / "gunicorn"
     server = subprocess.Popen(
         [
-            str(root / ".venv/bin/gunicorn"),
+            str(gunicorn),
             "config.wsgi:application",
             "--bind",
             f"{host}:{port}",

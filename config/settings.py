@@ -216,6 +216,11 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 }
 # Periodic sweeps (run `celery -A config beat`, one beat process per deployment).
 DIFFMARK_SWEEP_SECONDS = env_int("DIFFMARK_SWEEP_SECONDS", 300)
+# Whole-project figures (dashboard, accepted breakdown, question prior, difficulty filter):
+# computed per request up to this many pairs, above it read from what beat stored every
+# DIFFMARK_FIGURES_SECONDS (review.figures), with the time they were computed.
+DIFFMARK_FIGURES_LIVE_PAIRS = env_int("DIFFMARK_FIGURES_LIVE_PAIRS", 20_000)
+DIFFMARK_FIGURES_SECONDS = env_int("DIFFMARK_FIGURES_SECONDS", 600)
 DIFFMARK_RESEND_AFTER_MINUTES = env_int("DIFFMARK_RESEND_AFTER_MINUTES", 10)
 DIFFMARK_STALE_JOB_MINUTES = env_int("DIFFMARK_STALE_JOB_MINUTES", 30)
 # Label Studio uploads staged for a preview and never imported are deleted after this long.
@@ -236,6 +241,7 @@ CELERY_BEAT_SCHEDULE = {
         ("sweep-files", "annotator.tasks.sweep_files", 3600),
         ("resend-webhooks", "api.tasks.resend_webhooks", 60),
         ("prune-webhooks", "api.tasks.prune_webhooks", 3600),
+        ("refresh-project-figures", "review.tasks.refresh_project_figures", 60),
     ]
 }
 # Queues, so each kind of work gets a worker pool of its own (docs/scaling.md): "interactive"

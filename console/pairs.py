@@ -6,18 +6,23 @@ import json
 from dataclasses import asdict, dataclass
 from urllib.parse import urlencode
 
+from django.contrib.auth import get_user_model
+from django.db import connection
 from django.db.models import (
     Exists,
     OuterRef,
     Q,
     QuerySet,
 )
+from django.db.models.expressions import RawSQL
 
 from annotator.models import Annotation, Assignment, Change, Pair, PairStatus, Prediction
 from annotator.selectors import project_pairs
+from config import rows
 from pairdiff.geometry import Difficulty
 from projects.models import Project
-from review.models import Agreement
+from review.figures import figures_of
+from review.models import Agreement, PairDifficulty
 from review.standing import standing_rows
 
 
@@ -44,34 +49,63 @@ def pairs_browse(project: Project, filters: PairFilters) -> QuerySet[Pair]:
     `pair_difficulties`), so that filter reads every accepted pair of the project."""
     pairs = project_pairs(project, status=filters.status)
     if filters.category:
-        by_change = Change.objects.filter(
-            annotation__pair=OuterRef("pk"), category=filters.category
-        )
-        pairs = pairs.filter(Q(category_hint=filters.category) | Exists(by_change))
+        pairs = pairs.filter(_of_category(project, filters.category))
     if filters.flag:
         # Matches the JSON text of the list, as flags hold plain words; works on SQLite and
         # PostgreSQL alike (JSON containment is not available on SQLite).
         flagged = Prediction.objects.filter(
-            pair=OuterRef("pk"), flags__icontains=json.dumps(filters.flag)
+            pair__project=project, flags__icontains=json.dumps(filters.flag)
         )
-        pairs = pairs.filter(Exists(flagged))
+        pairs = pairs.filter(pk__in=flagged.values("pair_id"))
     if filters.annotator:
-        leased = Assignment.objects.filter(
-            pair=OuterRef("pk"), annotator__username=filters.annotator
+        user_id = (
+            get_user_model()
+            .objects.filter(username=filters.annotator)
+            .values_list("pk", flat=True)
+            .first()
         )
-        pairs = pairs.filter(Exists(leased))
+        # The person's leases (index on annotator), not a probe per pair of the project.
+        leased = Assignment.objects.filter(annotator_id=user_id)
+        pairs = pairs.filter(pk__in=leased.values("pair_id"))
     if filters.q:
-        pairs = pairs.filter(_text_match(filters.q))
+        pairs = pairs.filter(text_match(project, filters.q))
     if filters.difficulty:
-        accepted = pairs.filter(status=PairStatus.ACCEPTED)
-        levels = pair_difficulties(list(accepted))
-        pairs = pairs.filter(pk__in=[pk for pk, d in levels.items() if d == filters.difficulty])
+        pairs = _of_difficulty(project, pairs, filters.difficulty)
     return pairs
 
 
-def _text_match(text: str) -> Q:
+def _of_category(project: Project, category: str) -> Q:
+    """The import hint or any change of any annotation says ``category``: one UNION on
+    PostgreSQL (an OR of the two would probe the changes once per pair)."""
+    if connection.vendor != "postgresql":
+        by_change = Change.objects.filter(annotation__pair=OuterRef("pk"), category=category)
+        return Q(category_hint=category) | Q(Exists(by_change))
+    pair, change, annotation = (rows.table(m) for m in (Pair, Change, Annotation))
+    sql = (
+        f"SELECT id FROM {pair} WHERE project_id = %s AND category_hint = %s "
+        f"UNION SELECT a.pair_id FROM {change} c JOIN {annotation} a ON a.id = c.annotation_id "
+        f"WHERE c.category = %s"
+    )
+    return Q(pk__in=RawSQL(sql, [project.pk, category, category]))
+
+
+def _of_difficulty(project: Project, pairs: QuerySet[Pair], level: str) -> QuerySet[Pair]:
+    """On a large project, the levels the periodic job stored (review.figures); else computed
+    now from every accepted pair's standing answer."""
+    if figures_of(project) is not None:
+        stored = PairDifficulty.objects.filter(project=project, level=level)
+        return pairs.filter(pk__in=stored.values("pair_id"))
+    accepted = pairs.filter(status=PairStatus.ACCEPTED)
+    levels = pair_difficulties(list(accepted))
+    return pairs.filter(pk__in=[pk for pk, d in levels.items() if d == level])
+
+
+def text_match(project: Project, text: str) -> Q:
     """A pair whose id is `text`, or whose external id, instruction or any annotated entity
-    label contains it (case-insensitive)."""
+    label contains it (case-insensitive). On PostgreSQL one UNION of four LIKE scans, each
+    served by a trigram index (migration pair_text_trigram); elsewhere the same rule as a Q."""
+    if connection.vendor == "postgresql":
+        return _text_match_postgres(project, text)
     named = Change.objects.filter(annotation__pair=OuterRef("pk")).filter(
         Q(entity_a__icontains=text) | Q(entity_b__icontains=text)
     )
@@ -82,6 +116,22 @@ def _text_match(text: str) -> Q:
     return match
 
 
+def _text_match_postgres(project: Project, text: str) -> Q:
+    pair, change, annotation = (rows.table(m) for m in (Pair, Change, Annotation))
+    like = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    sql = (
+        f"SELECT id FROM {pair} WHERE project_id = %s AND UPPER(external_id) LIKE UPPER(%s) "
+        f"UNION SELECT id FROM {pair} WHERE project_id = %s AND UPPER(instruction) LIKE UPPER(%s) "
+        f"UNION SELECT a.pair_id FROM {change} c JOIN {annotation} a ON a.id = c.annotation_id "
+        f"WHERE (UPPER(c.entity_a) LIKE UPPER(%s) OR UPPER(c.entity_b) LIKE UPPER(%s))"
+    )
+    params: list = [project.pk, like, project.pk, like, like, like]
+    if text.isdigit() and len(text) < 19:  # the id too, inside the UNION: an OR outside it
+        sql += " UNION SELECT %s"  # would make PostgreSQL run the UNION once per pair
+        params.append(int(text))
+    return Q(pk__in=RawSQL(sql, params))
+
+
 def pairs_filter_choices(project: Project) -> dict[str, list]:
     """What the filters offer: categories, screening flags seen, annotators who leased."""
     flag_lists = (
@@ -90,11 +140,14 @@ def pairs_filter_choices(project: Project) -> dict[str, list]:
         .values_list("flags", flat=True)
         .distinct()
     )
+    # Per user one probe of their leases (index on annotator): the cost follows the number of
+    # people, not of pairs.
+    leased = Assignment.objects.filter(annotator=OuterRef("pk"), pair__project=project)
     usernames = (
-        Assignment.objects.filter(pair__project=project)
-        .values_list("annotator__username", flat=True)
-        .distinct()
-        .order_by("annotator__username")
+        get_user_model()
+        .objects.filter(Exists(leased))
+        .order_by("username")
+        .values_list("username", flat=True)
     )
     return {
         "categories": [(c["slug"], c["name"]) for c in project.categories],

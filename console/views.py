@@ -48,6 +48,7 @@ from jobs.lifecycle import job_cancel
 from jobs.models import Job, JobKind, JobStatus
 from projects import access
 from projects.models import Membership, Project, Role
+from review.figures import figures_of
 from review.services import agreements_recompute_queue
 from review.synthesis import SynthesisUnusable, synthesis_queue
 
@@ -130,11 +131,15 @@ def members(request: HttpRequest, slug: str) -> HttpResponse:
             request, f"{membership.user} is now {_with_article(membership.role)} of the project."
         )
         return redirect("annotator:members", project.slug)
+    figures = figures_of(project)  # annotations counted by the periodic job on a large project
     context = {
         "project": project,
         "tab": "members",
         "form": form,
-        "members": selectors.project_members(project),
+        "members": selectors.project_members(
+            project, submitted=figures.submitted if figures is not None else None
+        ),
+        "figures_at": figures.computed_at if figures is not None else None,
         "roles": Role.choices,
     }
     return render(request, "console/members.html", context)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
@@ -13,6 +12,7 @@ from annotator import selectors
 from annotator.models import Pair, PairStatus
 from annotator.textformats import guidelines_html
 from annotator.views import viewable_pair
+from config.paging import IdsFirstPaginator
 from console import pairs as browser
 from projects import access
 from projects.models import Project
@@ -45,7 +45,7 @@ def _pairs_browser(request: HttpRequest, project: Project) -> dict:
     choices = browser.pairs_filter_choices(project)
     filters = _pair_filters(request, choices)
     pairs = browser.pairs_browse(project, filters).select_related("agreement")
-    page = Paginator(pairs, 48).get_page(request.GET.get("page"))
+    page = IdsFirstPaginator(pairs, 48).get_page(request.GET.get("page"))
     levels = browser.pair_difficulties(list(page.object_list))
     for pair in page.object_list:
         pair.difficulty = levels.get(pair.pk)

@@ -211,9 +211,12 @@ class ProjectQuality:
         ]
 
 
-def project_quality(*, project: Project) -> ProjectQuality:
-    """Every figure of the dashboard, in seven queries whatever the project's size."""
-    counts, gold_pairs = pair_status_counts(project=project)
+def project_quality(
+    *, project: Project, status_counts: tuple[dict[str, int], int] | None = None
+) -> ProjectQuality:
+    """Every figure of the dashboard, in seven queries whatever the project's size
+    (``status_counts``: what ``pair_status_counts`` answered, when the caller asked it)."""
+    counts, gold_pairs = status_counts or pair_status_counts(project=project)
     checks = _cross_checks(project)
     tier_pairs = [(c["tier_1"], c["tier_2"]) for c in checks]
     categories, unmatched = category_confusion(project=project, checks=checks)

@@ -18,6 +18,7 @@ from django.core.cache import cache
 from annotator.sweeps import leases_expire, staged_uploads_delete
 from jobs.sweeps import jobs_fail_stale, jobs_fail_unstarted, jobs_resend_queued
 from jobs.tempdirs import temp_folders_delete
+from review.figures import figures_refresh_due
 from review.releases import releases_fail_stale
 from review.sweeps import review_work_resend
 from webhooks.delivery import deliveries_resend, events_prune
@@ -50,6 +51,7 @@ def sweep_all() -> dict[str, object]:
     found["webhook_events_pruned"] = events_prune()
     found["review_work"] = review_work_resend()
     found["staged_files_deleted"] = staged_uploads_delete()
+    found["figures"] = figures_refresh_due()  # large projects' stored figures (review.figures)
     return found
 
 

@@ -251,3 +251,39 @@ class Evaluation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.model_name} on {self.release}"
+
+
+class ProjectFigures(models.Model):
+    """Figures that read the whole project (the quality dashboard, the accepted pairs by
+    category and difficulty, the question prior, annotations per member), kept for projects too
+    large to compute them on every request: review.figures refreshes them from a periodic job
+    and every page that shows them says when they were computed."""
+
+    project = models.OneToOneField(Project, on_delete=models.CASCADE, related_name="figures")
+    quality = models.JSONField()  # review.dashboard.ProjectQuality, as review.figures writes it
+    breakdown = models.JSONField()  # review.standing.accepted_breakdown
+    prior = models.JSONField()  # review.questions' prior of the next release's questions
+    submitted = models.JSONField()  # user id (as text) → annotations submitted in the project
+    pairs = models.PositiveIntegerField()  # the project's size then
+    seconds = models.FloatField()  # how long the computation took
+    computed_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"figures of {self.project} at {self.computed_at:%Y-%m-%d %H:%M}"
+
+
+class PairDifficulty(models.Model):
+    """The MinCU difficulty of an accepted pair's standing answer, written with ProjectFigures:
+    the pairs browser's difficulty filter reads it on large projects."""
+
+    pair = models.OneToOneField(
+        Pair, primary_key=True, on_delete=models.CASCADE, related_name="difficulty_figure"
+    )
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    level = models.CharField(max_length=8)
+
+    class Meta:
+        indexes = [models.Index(fields=["project", "level", "pair"], name="pair_difficulty_filter")]
+
+    def __str__(self) -> str:
+        return f"{self.pair_id}: {self.level}"

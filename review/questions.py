@@ -10,13 +10,13 @@ from django.utils import timezone
 from annotator.models import Pair
 from pairdiff.labels import normalise_label
 from pairdiff.release.build import question_negatives
-from pairdiff.release.question_set import release_prior
 from pairdiff.release.questions import NO_DIFFERENCE
 from pairdiff.release.records import benchmark_record
 from projects.models import Project
+from review.figures import prior_read
 from review.models import QuestionEdit
 from review.releases import last_ready, published_questions, release_pair
-from review.standing import standing_answers, standing_rows
+from review.standing import standing_answers
 
 NEGATIVE_MAX_LENGTH = 500
 
@@ -58,7 +58,7 @@ class QuestionPreview:
 def question_previews(project: Project, pairs: QuerySet[Pair]) -> list[QuestionPreview]:
     """The question of each accepted pair in ``pairs``, as the next release will write it."""
     standing = [s for s in standing_answers(pairs) if s.changes]
-    prior = _project_prior(project)
+    prior = prior_read(project)
     edits = {
         e.pair_id: e
         for e in QuestionEdit.objects.filter(pair__in=[s.pair for s in standing]).select_related(
@@ -174,17 +174,6 @@ def _derived(record: dict, prior: dict) -> list[str]:
         return question_negatives(record, prior=prior)
     except ValueError:  # a record that cannot make a question: the page says so, never a 500
         return ["", ""]
-
-
-def _project_prior(project: Project) -> dict:
-    """The slot values a release of the project would draw from: every standing answer's
-    first description, as a release reads them."""
-    records = [
-        {"changes": row.changes}
-        for row in standing_rows(Pair.objects.filter(project=project))
-        if row.changes
-    ]
-    return release_prior(records)
 
 
 def _plain(text: str) -> str:

@@ -12,6 +12,7 @@ from jobs.sweeps import STALE_ADVICE
 from jobs.tempdirs import job_tempdir, local_copy
 from review.agreement import agreement_compute, agreements_recompute, gold_score_compute
 from review.evaluations import evaluation_run
+from review.figures import figures_refresh_due
 from review.releases import release_build, releases_fail_stale
 from review.sweeps import review_work_resend
 from review.synthesis import SynthesisUnusable, synthesis_options, synthesis_run
@@ -47,6 +48,13 @@ def build_release(release_id: int) -> str:
 def resend_review_work() -> dict[str, int]:
     """Beat: send again the cross-checks and gold scores whose message was lost."""
     return review_work_resend()
+
+
+@shared_task
+def refresh_project_figures() -> list[int]:
+    """Beat: recompute the whole-project figures of large projects once they are
+    DIFFMARK_FIGURES_SECONDS old (checked every minute)."""
+    return figures_refresh_due()
 
 
 @shared_task

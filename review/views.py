@@ -1,13 +1,13 @@
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from annotator.models import Pair
+from config.paging import IdsFirstPaginator
 from projects import access
 from projects.models import Project
 from review.adjudication import adjudication_context
@@ -25,7 +25,8 @@ def lead_project(request: HttpRequest, project: Project) -> Project:
 def disputes(request: HttpRequest, slug: str) -> HttpResponse:
     project = lead_project(request, get_object_or_404(Project, slug=slug))
     filters = {k: request.GET.get(k, "").strip() for k in ("category", "annotator", "reason")}
-    page = Paginator(disputes_queue(project, **filters), 50).get_page(request.GET.get("page"))
+    queue = disputes_queue(project, **filters)
+    page = IdsFirstPaginator(queue, 50).get_page(request.GET.get("page"))
     context = {"project": project, "page": page, "filters": filters}
     return render(request, "review/disputes.html", context)
 

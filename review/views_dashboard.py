@@ -9,7 +9,7 @@ from django.views.decorators.http import require_GET
 
 from annotator.screening import screening_counts
 from projects import access
-from review.dashboard import project_quality
+from review.figures import quality_read
 
 
 @require_GET
@@ -17,10 +17,11 @@ from review.dashboard import project_quality
 def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
     """Progress, agreement and annotator figures of one project; its leads only."""
     project = access.project_for(request.user, slug, access.Action.MANAGE)[0]
-    quality = project_quality(project=project)
+    quality, computed_at = quality_read(project)
     context = {
         "project": project,
         "quality": quality,
+        "computed_at": computed_at,  # None: computed for this request
         "screening": screening_counts(project, status_counts=quality.status_counts),
     }
     return render(request, "review/dashboard.html", context)

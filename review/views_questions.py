@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -14,6 +13,7 @@ from django.views.decorators.http import require_POST
 
 from annotator.models import Pair, PairStatus
 from config.htmx import HtmxHttpRequest
+from config.paging import IdsFirstPaginator
 from projects.models import Project
 from review.questions import (
     NegativesInvalid,
@@ -44,7 +44,7 @@ def questions(request: HttpRequest, slug: str) -> HttpResponse:
     pairs = Pair.objects.filter(project=project, status=PairStatus.ACCEPTED).order_by("pk")
     if edited_only:
         pairs = pairs.filter(question_edit__isnull=False)
-    page = Paginator(pairs, PER_PAGE).get_page(request.GET.get("page"))
+    page = IdsFirstPaginator(pairs, PER_PAGE).get_page(request.GET.get("page"))
     on_page = [pair.pk for pair in page.object_list]
     previews = {p.pair.pk: p for p in question_previews(project, pairs.filter(pk__in=on_page))}
     back = {"page": page.number, "edited": "1" if edited_only else ""}
