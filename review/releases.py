@@ -524,7 +524,8 @@ def pair_sources(standing: list[Standing]) -> dict[int, str]:
         pair = s.pair
         if pair.sha256_a not in hashes:
             try:
-                with pair.image("a").open("rb") as handle:
+                image = pair.image("a")  # a handle of its own: the copiers share the FieldFile
+                with image.storage.open(image.name, "rb") as handle:
                     hashes[pair.sha256_a] = difference_hash(handle.read())
             except OSError:
                 hashes[pair.sha256_a] = None
@@ -690,7 +691,9 @@ def _copy_image(
     source = local_path(original.storage, original.name)
     target = local_path(storage, f"{prefix}/{name}")
     if source is None or target is None:
-        with original.open("rb") as handle:
+        # A handle of its own: the pair's FieldFile is shared with the threads that read the
+        # same original for the Parquet rows, and an S3 file closed by one is None to another.
+        with original.storage.open(original.name, "rb") as handle:
             data = handle.read()
         _check(pair, side, sha256(data), expected)
         _write(storage, f"{prefix}/{name}", data)

@@ -5,6 +5,8 @@ job's progress meanwhile, instead of the request freezing for the whole build.""
 from __future__ import annotations
 
 import pytest
+from django.core import signals
+from django.db import close_old_connections
 from django.http import HttpResponse
 from django.test import RequestFactory
 
@@ -19,6 +21,16 @@ from tests.factories import answer, make_accepted, make_pairs
 
 def _serve(view):
     return AfterResponseMiddleware(view)(RequestFactory().post("/p/cars/releases/"))
+
+
+@pytest.fixture(autouse=True)
+def _keep_the_test_s_connection():
+    """``response.close()`` sends request_finished, whose close_old_connections would close the
+    test's own database connection (on PostgreSQL; SQLite's in-memory one is kept), as a server
+    does after each request. Django's test client unhooks it the same way."""
+    signals.request_finished.disconnect(close_old_connections)
+    yield
+    signals.request_finished.connect(close_old_connections)
 
 
 @pytest.fixture
