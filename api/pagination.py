@@ -15,10 +15,18 @@ CURSOR = OpenApiParameter(
 )
 
 
-def paginated(name: str, results: serializers.Field) -> type[serializers.Serializer]:
-    """A serializer class (component ``Paginated<name>List``) for one page of ``results``."""
+def paginated(
+    name: str, results: serializers.Field, *, cursor: bool = False
+) -> type[serializers.Serializer]:
+    """A serializer class (component ``Paginated<name>List``) for one page of ``results``;
+    ``cursor``: the list also answers ``?cursor=``, whose pages carry no count."""
+    count = (
+        serializers.IntegerField(required=False, help_text="absent on ?cursor= pages")
+        if cursor
+        else serializers.IntegerField()
+    )
     fields = {
-        "count": serializers.IntegerField(),
+        "count": count,
         "next": serializers.URLField(allow_null=True),
         "previous": serializers.URLField(allow_null=True),
         "results": results,

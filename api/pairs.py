@@ -177,7 +177,7 @@ def lead_project(request: Request, slug: str) -> Project:
         PAGE,
         CURSOR,
     ],
-    responses={200: paginated("Pair", PairSerializer(many=True)), **ERRORS},
+    responses={200: paginated("Pair", PairSerializer(many=True), cursor=True), **ERRORS},
 )
 @extend_schema(
     methods=["POST"],

@@ -169,10 +169,10 @@ def test_a_request_django_refuses_before_the_view_answers_json(lead_api, project
 
 
 def test_an_unexpected_api_failure_answers_json(lead_api, project, monkeypatch):
-    def broken(**kwargs):
+    def broken(*args, **kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("api.metrics.project_quality", broken)
+    monkeypatch.setattr("api.metrics.quality_read", broken)
     lead_api.raise_request_exception = False
 
     response = lead_api.get(f"/api/v1/projects/{project.slug}/agreement/")
