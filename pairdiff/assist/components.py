@@ -26,6 +26,7 @@ from pairdiff.pixeldiff.predictor import analyse
 from pairdiff.pixeldiff.settings import Settings
 
 ndi = lazy_module("scipy.ndimage")
+signal = lazy_module("scipy.signal")
 transform = lazy_module("skimage.transform")
 
 VERSION = 1
@@ -318,16 +319,6 @@ def _kept(
     return float((np.abs(patch - grey[y : y + h, x : x + w])[mask] <= level).mean())
 
 
-def _placed_ncc(
-    patch: np.ndarray, grey: np.ndarray, mask: np.ndarray, x: int, y: int
-) -> float | None:
-    """_masked_ncc of patch against grey with patch's top-left at (x, y); None off the frame."""
-    h, w = patch.shape
-    if x < 0 or y < 0 or y + h > grey.shape[0] or x + w > grey.shape[1]:
-        return None
-    return _masked_ncc(patch, grey[y : y + h, x : x + w], mask)
-
-
 def _masked_ncc(p: np.ndarray, q: np.ndarray, mask: np.ndarray) -> float | None:
     """Normalised correlation of p and q over mask's pixels; None when too few or too flat."""
     if int(mask.sum()) < 16:
@@ -416,28 +407,45 @@ def _best_place(
     near: tuple[int, int, int] | None,
 ) -> tuple[float, tuple[int, int]] | None:
     """The best top-left of big scaled by s inside small (within `near`'s radius of its point
-    when given) by _placed_ncc, with its score."""
+    when given) by _masked_ncc, with its score."""
     h, w = big.shape
     tw, th = max(1, round(w * s)), max(1, round(h * s))
     if tw < 4 or th < 4:
         return None
     patch = _resample(big, tw / w, (tw, th))
     pmask = _resample(mask.astype(np.float32), tw / w, (tw, th)) > 0.5
-    if near is None:
-        places = ((x, y) for y in range(h - th + 1) for x in range(w - tw + 1))
-    else:
+    x0, y0, x1, y1 = 0, 0, w - tw, h - th  # the top-left corners tried
+    if near is not None:
         nx, ny, r = near
-        places = (
-            (x, y)
-            for y in range(max(0, ny - r), min(h - th, ny + r) + 1)
-            for x in range(max(0, nx - r), min(w - tw, nx + r) + 1)
-        )
-    best = None
-    for x, y in places:
-        v = _placed_ncc(patch, small, pmask, x, y)
-        if v is not None and (best is None or v > best[0]):
-            best = (v, (x, y))
-    return best
+        x0, y0, x1, y1 = max(0, nx - r), max(0, ny - r), min(x1, nx + r), min(y1, ny + r)
+    if x1 < x0 or y1 < y0:
+        return None
+    scores = _ncc_map(patch, pmask, small[y0 : y1 + th, x0 : x1 + tw])
+    if scores is None:
+        return None
+    y, x = np.unravel_index(int(np.argmax(scores)), scores.shape)
+    return float(scores[y, x]), (x0 + int(x), y0 + int(y))
+
+
+def _ncc_map(patch: np.ndarray, mask: np.ndarray, image: np.ndarray) -> np.ndarray | None:
+    """_masked_ncc of patch against image at every top-left where it fits, at once (sums over
+    the mask by correlation); -1 where either side is too flat to say; None for no place."""
+    n = int(mask.sum())
+    if n < 16:
+        return None
+    m = mask.astype(np.float64)
+    pv = patch.astype(np.float64)[mask]
+    p0 = np.where(mask, patch - pv.mean(), 0.0)
+    if pv.std() < 4.0:
+        return None
+    q = image.astype(np.float64)
+    sum_q = signal.correlate(q, m, mode="valid")
+    sum_qq = signal.correlate(q * q, m, mode="valid")
+    sum_pq = signal.correlate(q, p0, mode="valid")
+    var_q = np.maximum(sum_qq - sum_q * sum_q / n, 0.0)
+    norm = np.sqrt(float((p0 * p0).sum()) * var_q)
+    flat = var_q < 16.0 * n  # a standard deviation under 4 grey levels
+    return np.where(flat | (norm < 1e-6), -1.0, sum_pq / np.where(norm < 1e-6, 1.0, norm))
 
 
 def _resample(grey: np.ndarray, f: float, size: tuple[int, int] | None = None) -> np.ndarray:
