@@ -85,7 +85,7 @@ export function createChrome(ws) {
         side = null;
         extra = `|A − B| · boxes of ${sel.side.toUpperCase()}`;
       }
-      tag.hidden = modes.mode === "swipe";
+      if (tag.hidden !== (modes.mode === "swipe")) tag.hidden = modes.mode === "swipe";
       el.classList.toggle("is-active", modes.mode === "side" ? sel.side === side : true);
       const shown = `${side ?? ""}|${extra}`;
       if (tagShown.get(tag) === shown) return;
@@ -102,8 +102,11 @@ export function createChrome(ws) {
     press("side-a", state.sel.side === "a");
     press("side-b", state.sel.side === "b");
     press("absent", Boolean(active?.[`absent_${state.sel.side}`]));
-    $("[data-action=undo]").disabled = !state.canUndo;
-    $("[data-action=redo]").disabled = !state.canRedo;
+    const setDisabled = (el, off) => {
+      if (el.disabled !== off) el.disabled = off;
+    };
+    setDisabled($("[data-action=undo]"), !state.canUndo);
+    setDisabled($("[data-action=redo]"), !state.canRedo);
     const t = viewTransform(ws.getView(), ws.size(), ws.ref());
     setText($("[data-zoom-level]"), `${Math.round(t.sx * 100)}%`);
     root.classList.toggle("is-boxes-hidden", !ws.ui.showBoxes);
@@ -112,7 +115,7 @@ export function createChrome(ws) {
     setText($("[data-status-box]"), s
       ? `Change ${s.change + 1} · box ${s.index + 1} on ${s.side.toUpperCase()}: ${s.box[0]}, ${s.box[1]} → ${s.box[2]}, ${s.box[3]} (${s.box[2] - s.box[0]} × ${s.box[3] - s.box[1]} px)`
       : "");
-    grip.style.left = `${modes.swipe * 100}%`;
+    if (grip.style.left !== `${modes.swipe * 100}%`) grip.style.left = `${modes.swipe * 100}%`;
     setAttr(grip, "aria-valuenow", String(Math.round(modes.swipe * 100)));
   }
 
