@@ -252,10 +252,12 @@ def test_a_repaint_that_changes_nothing_writes_nothing_to_the_page(page, project
           const observer = new MutationObserver((records) => records.forEach((r) => {
             const el = r.target.nodeType === 1 ? r.target : r.target.parentElement;
             if (el.closest('[data-clock], [data-save-status]')) return;  // ticking, saving
-            seen.push(`${el.tagName}${el.dataset.act ? '.' + el.dataset.act : ''}:${r.attributeName || r.type}`);
+            const act = el.dataset.act ? '.' + el.dataset.act : '';
+            seen.push(`${el.tagName}${act}:${r.attributeName || r.type}`);
           }));
           requestAnimationFrame(() => requestAnimationFrame(() => {
-            observer.observe(root, { subtree: true, childList: true, characterData: true, attributes: true });
+            observer.observe(
+              root, { subtree: true, childList: true, characterData: true, attributes: true });
             const { change, side, box } = ws.store.state.sel;
             ws.store.select(change, side, box);  // the same selection: a repaint, nothing new
             requestAnimationFrame(() => requestAnimationFrame(() => {
