@@ -235,3 +235,36 @@ def test_enter_names_the_present_side_when_the_active_side_is_absent(page, proje
     (change,) = answer(page)["changes"]
     assert (change["description"], change["entity_a"]) == ("The square disappeared.", "square")
     wait_for_saved_draft(page, config["assignment"])
+
+
+def test_a_repaint_that_changes_nothing_writes_nothing_to_the_page(page, project, annotator_1):
+    # Every store change repaints the canvases and re-renders the toolbar, tags and panel; what
+    # did not change is not written again (each write is style and layout work in the frame
+    # that paints a click's boxes).
+    pair = make_pair(project)
+    config = _open(page, project, pair)
+    _click(page, config, 0, "a", 100, 70)
+    written = page.evaluate(
+        """() => new Promise((done) => {
+          const ws = window.diffmarkWorkspace;
+          const root = document.querySelector('[data-workspace]');
+          const seen = [];
+          const observer = new MutationObserver((records) => records.forEach((r) => {
+            const el = r.target.nodeType === 1 ? r.target : r.target.parentElement;
+            if (el.closest('[data-clock], [data-save-status]')) return;  // ticking, saving
+            const act = el.dataset.act ? '.' + el.dataset.act : '';
+            seen.push(`${el.tagName}${act}:${r.attributeName || r.type}`);
+          }));
+          requestAnimationFrame(() => requestAnimationFrame(() => {
+            observer.observe(
+              root, { subtree: true, childList: true, characterData: true, attributes: true });
+            const { change, side, box } = ws.store.state.sel;
+            ws.store.select(change, side, box);  // the same selection: a repaint, nothing new
+            requestAnimationFrame(() => requestAnimationFrame(() => {
+              observer.disconnect();
+              done(seen);
+            }));
+          }));
+        })"""
+    )
+    assert written == []

@@ -200,3 +200,101 @@ def test_jpeg_noise_does_not_widen_a_box(astronaut):
     assist = precompute(jpeg(astronaut), jpeg(b), categories=CATEGORIES)
     boxes = [box for c in assist.components for box in c.boxes_a]
     assert max(iou(Box(200, 300, 280, 360), Box(*box)) for box in boxes) >= 0.9
+
+
+# Pairs as `manage.py synthesize` makes them (pairdiff.synth.custom), from scikit-image photos
+# the demo never edits; each reproduces a click that boxed B wrongly (bench/RESULTS.md,
+# "Assists", synthesized run of 2026-12-02 09:19).
+SYNTH_PHOTOS = {
+    "motorcycle_left.png": lambda: data.stereo_motorcycle()[0],
+    "motorcycle_right.png": lambda: data.stereo_motorcycle()[1],
+    "retina.png": lambda: data.retina()[::3, ::3],
+    "cell.png": lambda: data.cell(),
+}
+
+
+def _synthesized(photo: str, index: int, category: str, turn: int):
+    from pairdiff.synth.custom import Slot, photo_load, synthesize
+
+    encoded = io.BytesIO()  # as bench/pixeldiff.py encodes them (the pair's seed hashes the bytes)
+    Image.fromarray(SYNTH_PHOTOS[photo]()).save(encoded, "PNG", compress_level=1)
+    outcome = synthesize(
+        photo_load(encoded.getvalue(), photo),
+        Slot(photo=0, index=index, category=category, turn=turn),
+        seed=0,
+    )
+    assert outcome.pair is not None, outcome.problems
+    return outcome.pair
+
+
+def _click(assist, side: str, box):
+    x, y = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    zone = lambda c: c.zone_a if side == "a" else c.zone_b  # noqa: E731
+    hits = [
+        c
+        for c in assist.components
+        if zone(c)[0] - 3 <= x <= zone(c)[2] + 3 and zone(c)[1] - 3 <= y <= zone(c)[3] + 3
+    ]
+    local = sorted(
+        (c for c in hits if not c.whole),
+        key=lambda c: (zone(c)[2] - zone(c)[0]) * (zone(c)[3] - zone(c)[1]),
+    )
+    assert local, f"a click at {x, y} on {side.upper()} finds no region"
+    return local[0]
+
+
+def _best_iou(truth, boxes) -> float:
+    return max((iou(Box(*truth), Box(*box)) for box in boxes), default=0.0)
+
+
+@pytest.mark.parametrize(
+    ("photo", "index", "turn"), [("motorcycle_left.png", 0, 0), ("retina.png", 2, 1)]
+)
+def test_a_textured_patch_moved_away_from_a_look_alike_refill_is_one_move(photo, index, turn):
+    # The patch's old place is refilled with texture like its surroundings, so at both places
+    # the pixels changed "in place"; B's box belongs where the patch went.
+    pair = _synthesized(photo, index, "position", turn)
+    (change,) = pair.changes
+    assist = precompute(pair.image_a, pair.image_b, categories=CATEGORIES)
+    found = _click(assist, "a", change.boxes_a[0])
+    assert found.kind == "move"
+    assert _best_iou(change.boxes_a[0], found.boxes_a) >= 0.9
+    assert _best_iou(change.boxes_b[0], found.boxes_b) >= 0.9
+
+
+def test_a_patch_that_shrank_in_place_is_boxed_at_its_new_size_on_b():
+    pair = _synthesized("motorcycle_right.png", 3, "replacement_size", 0)
+    (change,) = pair.changes
+    assert change.kind == "region_resize"
+    assist = precompute(pair.image_a, pair.image_b, categories=CATEGORIES)
+    found = _click(assist, "a", change.boxes_a[0])
+    assert _best_iou(change.boxes_a[0], found.boxes_a) >= 0.9
+    assert _best_iou(change.boxes_b[0], found.boxes_b) >= 0.85
+
+
+def test_a_recoloured_patch_is_not_taken_for_a_resize(astronaut):
+    b = astronaut.copy()
+    b[300:360, 200:280] = b[300:360, 200:280][..., ::-1]
+    assist = precompute(_png(astronaut), _png(b), categories=CATEGORIES)
+    found = _click(assist, "a", (200, 300, 280, 360))
+    assert found.kind != "resize"
+    assert _best_iou((200, 300, 280, 360), found.boxes_b) >= 0.9
+
+
+def test_a_written_line_is_one_box_not_one_per_word():
+    pair = _synthesized("cell.png", 2, "ocr_text", 1)
+    (change,) = pair.changes
+    assert change.kind == "text_write" and not change.boxes_a
+    assist = precompute(pair.image_a, pair.image_b, categories=CATEGORIES)
+    found = _click(assist, "b", change.boxes_b[0])
+    assert len(found.boxes_b) == 1
+    assert _best_iou(change.boxes_b[0], found.boxes_b) >= 0.9
+
+
+def test_pieces_far_apart_or_on_other_rows_stay_apart():
+    from pairdiff.assist.components import _join_rows
+
+    words = [(10, 50, 40, 70), (46, 51, 90, 70), (96, 50, 120, 69)]
+    assert _join_rows(words) == [(10, 50, 120, 70)]
+    apart = [(10, 50, 40, 70), (200, 50, 240, 70), (10, 120, 40, 140)]
+    assert _join_rows(apart) == sorted(apart)

@@ -24,9 +24,18 @@ export function createChrome(ws) {
   let bannerSource = null;
   let hintTimer = null;
 
+  // Every paint calls update(): it writes only what differs, so a frame whose toolbar and
+  // status did not change adds no DOM work (style and layout) of its own to the canvases'.
+  const setText = (el, text) => {
+    if (el.textContent !== text) el.textContent = text;
+  };
+  const setAttr = (el, name, value) => {
+    if (el.getAttribute(name) !== value) el.setAttribute(name, value);
+  };
   const press = (action, on) => root.querySelectorAll(`[data-action="${action}"]`).forEach((b) => {
-    b.setAttribute("aria-pressed", String(on));
+    setAttr(b, "aria-pressed", String(on));
   });
+  const tagShown = new WeakMap(); // tag → what it shows ("A 320×240"), rebuilt only when that changes
 
   function banner(text, tone = "error", action = null, source = null) {
     bannerSource = text ? source : null;
@@ -76,9 +85,12 @@ export function createChrome(ws) {
         side = null;
         extra = `|A − B| · boxes of ${sel.side.toUpperCase()}`;
       }
-      tag.hidden = modes.mode === "swipe";
-      tag.replaceChildren(...(side ? [Object.assign(document.createElement("b"), { textContent: side.toUpperCase() }), " "] : []), extra);
+      if (tag.hidden !== (modes.mode === "swipe")) tag.hidden = modes.mode === "swipe";
       el.classList.toggle("is-active", modes.mode === "side" ? sel.side === side : true);
+      const shown = `${side ?? ""}|${extra}`;
+      if (tagShown.get(tag) === shown) return;
+      tagShown.set(tag, shown);
+      tag.replaceChildren(...(side ? [Object.assign(document.createElement("b"), { textContent: side.toUpperCase() }), " "] : []), extra);
     });
   }
 
@@ -90,24 +102,27 @@ export function createChrome(ws) {
     press("side-a", state.sel.side === "a");
     press("side-b", state.sel.side === "b");
     press("absent", Boolean(active?.[`absent_${state.sel.side}`]));
-    $("[data-action=undo]").disabled = !state.canUndo;
-    $("[data-action=redo]").disabled = !state.canRedo;
+    const setDisabled = (el, off) => {
+      if (el.disabled !== off) el.disabled = off;
+    };
+    setDisabled($("[data-action=undo]"), !state.canUndo);
+    setDisabled($("[data-action=redo]"), !state.canRedo);
     const t = viewTransform(ws.getView(), ws.size(), ws.ref());
-    $("[data-zoom-level]").textContent = `${Math.round(t.sx * 100)}%`;
+    setText($("[data-zoom-level]"), `${Math.round(t.sx * 100)}%`);
     root.classList.toggle("is-boxes-hidden", !ws.ui.showBoxes);
     tags();
     const s = store.selectedBox();
-    $("[data-status-box]").textContent = s
+    setText($("[data-status-box]"), s
       ? `Change ${s.change + 1} · box ${s.index + 1} on ${s.side.toUpperCase()}: ${s.box[0]}, ${s.box[1]} → ${s.box[2]}, ${s.box[3]} (${s.box[2] - s.box[0]} × ${s.box[3] - s.box[1]} px)`
-      : "";
-    grip.style.left = `${modes.swipe * 100}%`;
-    grip.setAttribute("aria-valuenow", String(Math.round(modes.swipe * 100)));
+      : "");
+    if (grip.style.left !== `${modes.swipe * 100}%`) grip.style.left = `${modes.swipe * 100}%`;
+    setAttr(grip, "aria-valuenow", String(Math.round(modes.swipe * 100)));
   }
 
   function pointer(info) {
     const frame = info && store.frames[info.side];
     const inside = info && info.x >= 0 && info.y >= 0 && info.x < frame.width && info.y < frame.height;
-    $("[data-status-pointer]").textContent = inside ? `${info.side.toUpperCase()} · x ${Math.floor(info.x)}, y ${Math.floor(info.y)}` : "";
+    setText($("[data-status-pointer]"), inside ? `${info.side.toUpperCase()} · x ${Math.floor(info.x)}, y ${Math.floor(info.y)}` : "");
   }
 
   function saveStatus(s) {

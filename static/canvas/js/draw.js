@@ -37,11 +37,12 @@ export function pickBox(state, side, t, p) {
 export function attachPointer(element, ctx) {
   const { store, signal } = ctx;
   let gesture = null;
+  // The panel's place on the page when the gesture began: it does not move during one, and
+  // reading it again at the gesture's end would force a layout of what the gesture just changed
+  // (the new change's card, the status line) in the middle of the click.
+  let rect = null;
 
-  const local = (e) => {
-    const r = element.getBoundingClientRect();
-    return { x: e.clientX - r.left, y: e.clientY - r.top };
-  };
+  const local = (e, r = element.getBoundingClientRect()) => ({ x: e.clientX - r.left, y: e.clientY - r.top });
 
   function report(p) {
     const side = ctx.sideAt();
@@ -64,7 +65,8 @@ export function attachPointer(element, ctx) {
     if (e.button === 2 || gesture) return;
     e.preventDefault();
     ctx.focus();
-    const p = local(e);
+    rect = element.getBoundingClientRect();
+    const p = local(e, rect);
     if (e.button === 1 || ctx.spaceHeld()) {
       gesture = { kind: "pan", last: p };
       element.style.cursor = "grabbing";
@@ -142,6 +144,7 @@ export function attachPointer(element, ctx) {
 
   const end = (e) => {
     if (!gesture) return;
+    const at = local(e, rect ?? undefined);
     if (gesture.kind === "create" && !gesture.created) {
       // A click on the image: the changed region under it boxed on both sides (click-to-box),
       // or, where the pixels found nothing, deselect.
@@ -156,7 +159,8 @@ export function attachPointer(element, ctx) {
     gesture = null;
     ctx.modes.setHold(false);
     if (element.hasPointerCapture?.(e.pointerId)) element.releasePointerCapture(e.pointerId);
-    hover(local(e));
+    rect = null;
+    hover(at);
   };
   element.addEventListener("pointerup", end, { signal });
   element.addEventListener("pointercancel", end, { signal });

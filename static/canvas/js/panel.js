@@ -27,6 +27,10 @@ function setText(el, text) {
   if (el.textContent !== text) el.textContent = text;
 }
 
+function setAttr(el, name, value) {
+  if (el.getAttribute(name) !== value) el.setAttribute(name, value);
+}
+
 function setValue(el, value) {
   if (el.value !== value && document.activeElement !== el) el.value = value;
 }
@@ -67,10 +71,10 @@ export function createPanel(root, ctx) {
     const errorsHere = Object.entries(state.errors).filter(([k]) => errorSlot(k).change === i);
     card.classList.toggle("is-active", active);
     card.classList.toggle("has-error", errorsHere.length > 0);
-    card.style.setProperty("--change-color", colorOf(i));
-    card.setAttribute("aria-label", `Change ${i + 1}`);
+    if (card.style.getPropertyValue("--change-color") !== colorOf(i)) card.style.setProperty("--change-color", colorOf(i));
+    setAttr(card, "aria-label", `Change ${i + 1}`);
     setText(card.querySelector("[data-number]"), String(i + 1));
-    card.querySelector("[data-act=remove]").setAttribute("aria-label", `Remove change ${i + 1}`);
+    setAttr(card.querySelector("[data-act=remove]"), "aria-label", `Remove change ${i + 1}`);
     setValue(card.querySelector("[data-input=category]"), c.category);
     setText(card.querySelector("[data-hint]"), categories.get(c.category)?.hint ?? "");
     setValue(card.querySelector("[data-input=description]"), c.description);
@@ -89,23 +93,23 @@ export function createPanel(root, ctx) {
       row.classList.toggle("is-absent", absent);
       const entity = row.querySelector("[data-input^=entity]");
       setValue(entity, c[`entity_${side}`]);
-      entity.disabled = absent;
-      entity.placeholder = absent ? "absent" : "Entity";
+      if (entity.disabled !== absent) entity.disabled = absent;
+      setAttr(entity, "placeholder", absent ? "absent" : "Entity");
       setText(row.querySelector("[data-count]"), boxCount(c, side));
-      row.querySelector("[data-count]").disabled = !c[`boxes_${side}`].length;
-      const toggle = row.querySelector("[data-act=absent]");
-      toggle.setAttribute("aria-pressed", String(absent));
+      const count = row.querySelector("[data-count]");
+      if (count.disabled !== !c[`boxes_${side}`].length) count.disabled = !c[`boxes_${side}`].length;
+      setAttr(row.querySelector("[data-act=absent]"), "aria-pressed", String(absent));
     }
     const link = card.querySelector("[data-act=link]");
     const linkable = !c.absent_a && !c.absent_b;
-    link.disabled = !linkable;
-    link.setAttribute("aria-pressed", String(linkable && c.linked));
+    if (link.disabled !== !linkable) link.disabled = !linkable;
+    setAttr(link, "aria-pressed", String(linkable && c.linked));
     card.querySelector("[data-input=entity_b]").classList.toggle("is-linked", linkable && c.linked);
     const byslot = {};
     for (const [path, messages] of errorsHere) (byslot[errorSlot(path).slot] ??= []).push(...messages);
     card.querySelectorAll("[data-error]").forEach((el) => {
       setText(el, (byslot[el.dataset.error] ?? []).join(" "));
-      el.hidden = !byslot[el.dataset.error];
+      if (el.hidden !== !byslot[el.dataset.error]) el.hidden = !byslot[el.dataset.error];
     });
   }
 
@@ -127,7 +131,8 @@ export function createPanel(root, ctx) {
       if (list.children[i] !== card) list.insertBefore(card, list.children[i] ?? null);
       renderCard(card, c, i, state);
     });
-    root.querySelector("[data-changes-empty]").hidden = state.changes.length > 0;
+    const empty = root.querySelector("[data-changes-empty]");
+    if (empty.hidden !== state.changes.length > 0) empty.hidden = state.changes.length > 0;
     root.querySelectorAll("input[name=tier]").forEach((r) => {
       r.checked = r.value === state.tier;
     });
@@ -146,7 +151,7 @@ export function createPanel(root, ctx) {
     root.querySelectorAll("[data-error-for]").forEach((el) => {
       const messages = el.dataset.errorFor === "_" ? general : state.errors[el.dataset.errorFor] ?? [];
       setText(el, messages.join(" "));
-      el.hidden = !messages.length;
+      if (el.hidden !== !messages.length) el.hidden = !messages.length;
     });
   }
 
