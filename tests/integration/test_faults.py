@@ -190,7 +190,11 @@ def test_a_release_whose_worker_is_killed_mid_build_is_never_half_visible_and_ca
 
     release.refresh_from_db()
     assert release.status == ReleaseStatus.FAILED
-    assert release.message.startswith("the build stopped: no progress for 0 minutes")
+    # The sweep runs on the killed worker's host: it sees the process gone (Job.runner) before
+    # the silence rule; on another host the silence rule says it.
+    assert release.message.startswith(
+        ("stopped: its process ended", "the build stopped: no progress for 0 minutes")
+    )
     assert release.job.status == JobStatus.FAILED
     assert release.records.count() == 0 and _files(release.prefix) == []
 
