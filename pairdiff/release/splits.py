@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 SPLITS = ("train", "val", "test")
 DIFFICULTIES = ("easy", "medium", "hard")
@@ -124,8 +124,18 @@ def split_assign(
     ]
     grouped = len(reps) < len(items)
     plain = split_plain(reps, plan, pairs=len(items)) if grouped else split_plain(items, plan)
+    if grouped and _held_out_empty(plain) and len(reps) >= 3:
+        # Too few sources per category to keep one of each in train: the sources are split
+        # as one pool (a held-out split without some categories beats no held-out split).
+        pooled = split_plain([replace(r, category=POOLED) for r in reps], plan, pairs=len(items))
+        if not _held_out_empty(pooled):
+            plain = pooled
+            plain.notes.append(
+                f"too few source photos per category to stratify: the {len(reps)} sources were "
+                "split without regard to category"
+            )
     result.notes.extend(plain.notes)
-    if grouped and any(n.split(" is empty")[0] in ("val", "test") for n in plain.notes):
+    if grouped and _held_out_empty(plain):
         result.notes.append(
             f"the {len(items)} pairs come from {len(units)} source photos, each kept in one split"
         )
@@ -138,6 +148,13 @@ def split_assign(
             else:
                 result.of[m.key] = plain.of[unit] if grouped else plain.of[m.key]
     return result
+
+
+POOLED = "all sources"
+
+
+def _held_out_empty(splits: Splits) -> bool:
+    return any(n.split(" is empty")[0] in ("val", "test") for n in splits.notes)
 
 
 def split_plain(items: Sequence[SplitItem], plan: SplitPlan, *, pairs: int | None = None) -> Splits:

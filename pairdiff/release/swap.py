@@ -24,7 +24,7 @@ def swapped_records(records: Sequence[Mapping]) -> tuple[list[dict], int]:
         if record["split"] != SWAPPED_FROM:
             continue
         turned = swapped_record(record)
-        if turned is None:
+        if turned is None or not turned["changes"]:  # a control has no change to turn around
             left += 1
             continue
         changes = [

@@ -255,6 +255,22 @@ def test_split_assign_keeps_every_item_of_a_source_together_and_released_items_i
     assert second.of[200] == first.of[3]  # a new pair of a released source joins its split
 
 
+def test_few_sources_of_distinct_categories_still_make_val_and_test():
+    """The default demo: 17 pairs from 4 photos, each photo's pairs mostly of one category.
+    Kept one per category in train, no source could be held out; pooled, two are."""
+    categories = ["appear_disappear", "regional_colour", "position", "ocr_text"]
+    items = [
+        SplitItem(i, categories[i % 4], "hard", f"c{i}", source=f"photo{i % 4}") for i in range(17)
+    ]
+    splits = split_assign(items, SplitPlan(seed=0, val_fraction=0.1, test_fraction=0.25))
+
+    held_out = {splits.of[i.key] for i in items}
+    assert {"train", "val", "test"} <= held_out
+    assert all(len({splits.of[i.key] for i in items if i.source == s}) == 1 for s in
+               {i.source for i in items})  # fmt: skip
+    assert any("split without regard to category" in n for n in splits.notes)
+
+
 def _previous(built) -> Previous:
     rows = _questions(built)
     return Previous(
