@@ -1,9 +1,8 @@
 """The bytes work of a release build in two forked worker processes, beside the build's Python.
 
-Checking and linking the originals, and making the files that hold images (the ``images``
-config's Parquet shards, the VLMEvalKit TSVs), are reading, hashing and copying bytes; in
-threads of the building process each of their many GIL hand-overs waited on the Python that
-makes the data files, questions and tables, and the two halves slowed each other down. In
+Checking and linking the originals, and making the files that hold images (the VLMEvalKit
+TSVs), are reading, hashing and copying bytes; in threads of the building process each of their
+many GIL hand-overs waited on the Python that makes the data files, questions and tables, and the two halves slowed each other down. In
 processes they run on the other core. The workers are forked before the build starts any
 thread, and inherit the build's pairs and storage (nothing large is pickled to them); they
 touch no database and write only below the release's local folder. A failure stops both

@@ -1,9 +1,9 @@
 """``croissant.json``: ML Croissant 1.0 metadata of a release (pure).
 
 It describes the Parquet shards (``pairdiff.release.hf``) as one FileSet and one RecordSet per
-config, with every column as a field (the ``images`` config's images as ``sc:ImageObject`` from
-the shards' image bytes; the other configs' ``image_a_sha256``/``image_b_sha256`` reference its
-key), and the JSON files beside them as FileObjects with their sha256, so ``mlcroissant``
+config, with every column as a field (the ``image_a``/``image_b`` pictures of the ``benchmark``
+and ``questions`` rows as ``sc:ImageObject`` from the shards' image bytes), and the JSON files
+beside them as FileObjects with their sha256, so ``mlcroissant``
 validates it and can read the records from the release folder.
 """
 
