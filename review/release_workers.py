@@ -2,11 +2,11 @@
 
 Checking and linking the originals, and making the files that hold images (the VLMEvalKit
 TSVs), are reading, hashing and copying bytes; in threads of the building process each of their
-many GIL hand-overs waited on the Python that makes the data files, questions and tables, and the two halves slowed each other down. In
-processes they run on the other core. The workers are forked before the build starts any
-thread, and inherit the build's pairs and storage (nothing large is pickled to them); they
-touch no database and write only below the release's local folder. A failure stops both
-(``stop``) before the caller clears the folder.
+many GIL hand-overs waited on the Python that makes the data files, questions and tables, and
+the two halves slowed each other down. In processes they run on the other core. The workers are
+forked before the build starts any thread, and inherit the build's pairs and storage (nothing
+large is pickled to them); they touch no database and write only below the release's local
+folder. A failure stops both (``stop``) before the caller clears the folder.
 """
 
 from __future__ import annotations
