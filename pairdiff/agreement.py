@@ -18,7 +18,7 @@ from dataclasses import astuple, dataclass, field
 import numpy as np
 
 from pairdiff.answers import Answer, ChangeAnswer
-from pairdiff.assignment import best_assignment
+from pairdiff.hungarian import best_assignment
 from pairdiff.geometry import Box, mean_box
 from pairdiff.labels import label_normaliser
 from pairdiff.matching import Matching, match_boxes, side_agrees

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pairdiff.assignment import best_assignment
+from pairdiff.hungarian import best_assignment
 from pairdiff.geometry import Box
 
 

@@ -34,8 +34,8 @@ EVAL_SPLITS = ("val", "test")
 # The pure modules the shipped lmms-eval scorer runs on (numpy and the standard library only),
 # by their path under pairdiff/; copied as diffmark_scoring/<path>.
 BUNDLE = (
-    "assignment.py",
     "geometry.py",
+    "hungarian.py",
     "labels.py",
     "matching.py",
     "text.py",

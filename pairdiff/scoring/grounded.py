@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pairdiff.assignment import best_assignment
+from pairdiff.hungarian import best_assignment
 from pairdiff.matching import match_boxes, side_agrees
 from pairdiff.scoring.change import Change
 

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from scipy.optimize import linear_sum_assignment
 
-from pairdiff.assignment import best_assignment
+from pairdiff.hungarian import best_assignment
 
 
 @pytest.mark.parametrize("shape", [(1, 1), (1, 4), (4, 1), (3, 3), (2, 5), (5, 2), (7, 7)])
