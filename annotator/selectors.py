@@ -32,6 +32,7 @@ from annotator.models import (
 )
 from config import rows
 from jobs.models import Job
+from pairdiff.agreement import annotations_compared
 from projects.models import Membership, Project, Role
 
 
@@ -115,7 +116,7 @@ def assignment_live(user, project: Project, *, now=None) -> Assignment | None:
 def annotation_editable(pair: Pair) -> bool:
     """Editable while the cross-check has not started: the pair still in annotation and not
     everyone it waits for has submitted. Gold pairs are scored at submit, so never."""
-    waits_for = min(pair.project.overlap, 2)
+    waits_for = annotations_compared(pair.project.overlap)
     return (
         not pair.is_gold
         and pair.status == PairStatus.IN_ANNOTATION

@@ -18,14 +18,24 @@ from dataclasses import astuple, dataclass, field
 import numpy as np
 
 from pairdiff.answers import Answer, ChangeAnswer
-from pairdiff.hungarian import best_assignment
 from pairdiff.geometry import Box, mean_box
+from pairdiff.hungarian import best_assignment
 from pairdiff.labels import label_normaliser
 from pairdiff.matching import Matching, match_boxes, side_agrees
 from pairdiff.text import description_similarity
 
 TIERS: tuple[str, ...] = ("excellent", "good", "fair", "poor")  # best first
 CATEGORY_BONUS = 0.25
+# The cross-check compares two annotations of a pair, the first two submitted (DESIGN.md,
+# "Agreement"): a project with a higher overlap collects more, and the rest are kept but never
+# compared; with overlap 1 the one annotation is compared with itself.
+COMPARED = 2
+
+
+def annotations_compared(overlap: int) -> int:
+    """How many annotations of a pair the cross-check waits for and then compares: the first
+    two, or the only one when the project's overlap is 1."""
+    return min(overlap, COMPARED)
 
 
 @dataclass(frozen=True)
@@ -102,23 +112,13 @@ class ChangeAgreement:
 
 
 @dataclass(frozen=True)
-class ConsensusChange:
-    category: str
-    description: str
-    entity_a: str
-    entity_b: str
-    boxes_a: tuple[Box, ...]
-    boxes_b: tuple[Box, ...]
-
-
-@dataclass(frozen=True)
 class Verdict:
     status: str  # "accepted" | "disputed" | "rejected"
     reasons: list[str]
     messages: dict[str, str]  # reason code → sentence for people, in the order of ``reasons``
     changes: list[ChangeAgreement]
     mean_iou: float | None
-    consensus: list[ConsensusChange] | None
+    consensus: list[ChangeAnswer] | None  # the agreed answer, in the shape of an annotator's
 
 
 def compare_answers(first: Answer, second: Answer, policy: AgreementPolicy) -> Verdict:
@@ -335,14 +335,14 @@ def _change_reasons(c: ChangeAgreement, policy: AgreementPolicy) -> dict[str, st
 
 def _consensus(
     first: Answer, second: Answer, changes: list[ChangeAgreement], policy: AgreementPolicy
-) -> list[ConsensusChange]:
+) -> list[ChangeAnswer]:
     normalise = label_normaliser(policy.synonyms)
     result = []
     for c in changes:
         assert c.index_1 is not None and c.index_2 is not None  # accepted: all paired
         c1, c2 = first.changes[c.index_1], second.changes[c.index_2]
         result.append(
-            ConsensusChange(
+            ChangeAnswer(
                 category=c1.category,
                 description=max(c1.description, c2.description, key=len),  # first on a tie
                 entity_a=normalise(c1.entity_a),

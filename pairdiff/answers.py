@@ -37,6 +37,10 @@ class AnswerRules:
 
 @dataclass(frozen=True)
 class ChangeAnswer:
+    """One change as an annotator answers it (the submit body's shape), boxes in each side's own
+    pixels; pairdiff's change type: also the consensus of two agreeing annotations
+    (``agreement.Verdict.consensus``) and a gold pair's known answer (``gold``)."""
+
     category: str
     description: str
     entity_a: str

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pairdiff.hungarian import best_assignment
 from pairdiff.geometry import Box
+from pairdiff.hungarian import best_assignment
 
 
 @dataclass(frozen=True)

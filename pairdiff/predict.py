@@ -18,7 +18,10 @@ FLAGS = (NO_VISIBLE_CHANGE, SCATTERED_CHANGES, CHANGE_TOO_LARGE)
 
 @dataclass(frozen=True)
 class PredictedChange:
-    """One proposed change, shaped like an annotator's; boxes in each side's own pixels."""
+    """One proposed change, shaped like an annotator's; boxes in each side's own pixels.
+
+    Not an ``answers.ChangeAnswer``: a proposal carries the model's confidence, and its JSON
+    has its (fractional, from ``[0, 1000]``) boxes rounded to whole pixels."""
 
     category: str
     description: str

@@ -12,7 +12,12 @@ from annotator.submitting import annotation_changes_known
 from config import rows
 from jobs.lifecycle import job_finish, job_progress, job_start
 from jobs.models import JobStatus
-from pairdiff.agreement import AgreementPolicy, ConsensusChange, Verdict, compare_answers
+from pairdiff.agreement import (
+    AgreementPolicy,
+    Verdict,
+    annotations_compared,
+    compare_answers,
+)
 from pairdiff.answers import Answer
 from pairdiff.gold import answer_from_changes, score_against_gold
 from projects.models import Project, TierRule
@@ -135,7 +140,7 @@ def agreement_compute(*, pair_id: int) -> Agreement | None:
             raise Pair.DoesNotExist("Pair matching query does not exist.")
         pair = rows.from_row(Pair, row)
         pair.project = rows.from_row(Project, row, start=rows.width(Pair))
-        needed = min(pair.project.overlap, 2)
+        needed = annotations_compared(pair.project.overlap)
         annotations = _first_annotations(pair)
         if len(annotations) < needed:
             return None
@@ -211,18 +216,7 @@ def _change_json(change) -> dict:
 def _consensus_json(verdict: Verdict) -> list[dict] | None:
     if verdict.consensus is None:
         return None
-    return [_consensus_change(c) for c in verdict.consensus]
-
-
-def _consensus_change(change: ConsensusChange) -> dict:
-    return {
-        "category": change.category,
-        "description": change.description,
-        "entity_a": change.entity_a,
-        "entity_b": change.entity_b,
-        "boxes_a": [b.as_list() for b in change.boxes_a],
-        "boxes_b": [b.as_list() for b in change.boxes_b],
-    }
+    return [c.as_json() for c in verdict.consensus]
 
 
 def agreements_recompute(*, job) -> None:

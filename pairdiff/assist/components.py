@@ -42,7 +42,10 @@ _IN_PLACE = {"colour", "lighting", "noise", "blur", "other"}
 class Component:
     """One change the pixels show. Boxes are in each side's own pixels (none: that side is
     absent); zone_a / zone_b are where a click on that side picks it (an absent side's zone is
-    the other side's box brought over). whole: a whole-image change."""
+    the other side's box brought over). whole: a whole-image change.
+
+    Not an ``answers.ChangeAnswer``: the workspace's suggestion for a click, with click zones,
+    a draft sentence and pixeldiff's kind, written as the JSON the page reads."""
 
     kind: str
     category: str

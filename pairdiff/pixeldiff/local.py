@@ -27,7 +27,10 @@ _MAX_GAIN = 3.5
 @dataclass
 class Local:
     """One local change in working-frame pixels; kind is appear, disappear, move, count,
-    resize, lighting, colour, noise, blur, text or other."""
+    resize, lighting, colour, noise, blur, text or other.
+
+    Not a ``predict.PredictedChange`` (which the predictor makes of it): a finding still being
+    measured and merged, in the common working frame, with no category, entity or sentence."""
 
     kind: str
     boxes_a: list[Xyxy]

@@ -11,7 +11,11 @@ from pairdiff.geometry import Box, Frame
 
 @dataclass(frozen=True)
 class Change:
-    """One change in the comparison space (see ``space_of``); an empty side is absent."""
+    """One change in the comparison space (see ``space_of``); an empty side is absent.
+
+    Not an ``answers.ChangeAnswer``: boxes may be in ``[0, 1000]`` rather than pixels, a
+    prediction may leave any text out, it has a confidence, and this module ships in the
+    release's lmms-eval bundle (``release.harness.BUNDLE``), which holds no ``answers``."""
 
     boxes_a: tuple[Box, ...]
     boxes_b: tuple[Box, ...]

@@ -16,7 +16,10 @@ class EditUnfit(ValueError):
 
 @dataclass(frozen=True)
 class SynthChange:
-    """One known (gold) change; an empty side has no boxes and an empty entity."""
+    """One known (gold) change; an empty side has no boxes and an empty entity.
+
+    Not an ``answers.ChangeAnswer``: the generator's own record, with the edit's kind and
+    MinCU's category next to the project's, and whole-pixel boxes as the manifest writes them."""
 
     kind: str
     category: str

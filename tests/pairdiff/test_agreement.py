@@ -8,7 +8,6 @@ from hypothesis import strategies as st
 from pairdiff.agreement import (
     TIERS,
     AgreementPolicy,
-    ConsensusChange,
     SideAgreement,
     compare_answers,
     iou_text,
@@ -55,9 +54,7 @@ def test_identical_excellent_answers_are_accepted_with_their_boxes_as_consensus(
     assert (verdict.status, verdict.reasons, verdict.messages) == ("accepted", [], {})
     assert verdict.mean_iou == 1.0
     assert verdict.consensus == [
-        ConsensusChange(
-            "attribute", "The car turned blue.", "car", "car", (Box(*CAR),), (Box(*CAR),)
-        )
+        ChangeAnswer("attribute", "The car turned blue.", "car", "car", (Box(*CAR),), (Box(*CAR),))
     ]
 
 
