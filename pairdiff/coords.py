@@ -47,8 +47,10 @@ def from_thousand(values: object, frame: Frame) -> Box:
 
 
 def to_coco(box: Box) -> list[float]:
-    """COCO ``[x, y, w, h]`` in absolute pixels."""
-    return [box.x1, box.y1, box.width, box.height]
+    """COCO ``[x, y, w, h]`` in absolute pixels. A whole-pixel corner is an int (JSON ``10``,
+    not ``10.0``), so width and height are ints when both their corners are."""
+    x1, y1, x2, y2 = (int(v) if v.is_integer() else v for v in (box.x1, box.y1, box.x2, box.y2))
+    return [x1, y1, x2 - x1, y2 - y1]
 
 
 def from_coco(values: object, frame: Frame) -> Box:

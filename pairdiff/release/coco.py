@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from pairdiff.coords import to_coco
+from pairdiff.geometry import Box
+
 COCO_LICENCE_ID = 1
 
 
@@ -35,14 +38,15 @@ def coco_side(
             }
         )
         for change_index, change in enumerate(record["changes"]):
-            for x1, y1, x2, y2 in change[f"boxes_{side}_px"]:
-                w, h = x2 - x1, y2 - y1
+            for pixels in change[f"boxes_{side}_px"]:
+                bbox = to_coco(Box(*pixels))
+                w, h = bbox[2], bbox[3]
                 annotations.append(
                     {
                         "id": len(annotations) + 1,
                         "image_id": record["pair_id"],
                         "category_id": category_ids[change["category"]],
-                        "bbox": [x1, y1, w, h],
+                        "bbox": bbox,
                         "area": w * h,
                         "iscrowd": 0,
                         "change": change_index,
