@@ -111,10 +111,6 @@ def process_grounding(doc: dict, results: list) -> dict:
     return {"grounded_f1": {"record": record, "text": text, "coords": coords}}
 
 
-def _loaded(changes: object) -> object:
-    return json.loads(changes) if isinstance(changes, str) else changes
-
-
 def aggregate_grounded_f1(items: list) -> float:
     """Grounded F1 of all answers (the slot-aware description rule, IoU ≥ 0.5, entities)."""
     return grounding_scores(items)["grounded_f1"] or 0.0

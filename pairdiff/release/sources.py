@@ -5,7 +5,7 @@ is never tested on a photo it was trained on with another edit."""
 from __future__ import annotations
 
 import io
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from PIL import Image
@@ -65,11 +65,3 @@ def source_groups(
                     if (hashes[a] ^ hashes[b]).bit_count() <= NEAR_BITS:
                         union(a, b)
     return {key: find(sha) for key, sha, _ in items}
-
-
-def sources_of(keys_to_source: Mapping[int | str, str]) -> dict[str, list[int | str]]:
-    """The keys of each source, for reports."""
-    out: dict[str, list[int | str]] = {}
-    for key, source in keys_to_source.items():
-        out.setdefault(source, []).append(key)
-    return out
