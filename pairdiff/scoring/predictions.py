@@ -43,7 +43,8 @@ from pairdiff.predict import NO_VISIBLE_CHANGE
 from pairdiff.scoring.change import Change, space_of
 from pairdiff.scoring.letters import LETTERS, read_letter
 from pairdiff.scoring.lines import file_lines
-from pairdiff.vlm.parse import excerpt, parse_answer
+from pairdiff.vlm.parse import parse_answer
+from pairdiff.vlm.result import ANSWER_TOO_DEEP, excerpt
 
 COORDS = ("1000", "pixel", "unit")
 MAX_LINE_REASONS = 200  # reported in full up to this many; the count is always exact
@@ -289,10 +290,9 @@ class _LineReader:
             raise _Unreadable(f"change {index}, side {side}: {exc}") from None
 
     def _text_changes(self, text: str, record: Mapping) -> list[Change]:
-        try:
-            result = parse_answer(text, _THOUSAND, _THOUSAND, self.categories)
-        except RecursionError:  # JSON inside the text nested past what the parser can walk
-            raise _Unreadable("the answer's JSON is nested too deeply to read") from None
+        result = parse_answer(text, _THOUSAND, _THOUSAND, self.categories)
+        if result.error == ANSWER_TOO_DEEP:  # JSON nested past what the parser can walk
+            raise _Unreadable(ANSWER_TOO_DEEP)
         if not result.changes and NO_VISIBLE_CHANGE not in result.flags:
             raise _Unreadable(f"the answer parser found no change: {result.error or 'no reason'}")
         scale = [(1.0, 1.0), (1.0, 1.0)]

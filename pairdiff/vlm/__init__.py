@@ -71,17 +71,17 @@ characters.
 """
 
 from pairdiff.vlm.client import VlmPredictor
-from pairdiff.vlm.parse import (
+from pairdiff.vlm.parse import parse_answer
+from pairdiff.vlm.prompt import PROMPT_VERSION, chat_request, instruction_text
+from pairdiff.vlm.result import (
     FLAG_BOX_ADJUSTED,
     FLAG_BOX_DROPPED,
     FLAG_CHANGE_DROPPED,
     FLAG_UNKNOWN_CATEGORY,
     NOTE_FLAGS,
     VlmResult,
-    anchor_cell_box,
-    parse_answer,
 )
-from pairdiff.vlm.prompt import PROMPT_VERSION, chat_request, instruction_text
+from pairdiff.vlm.tokens import anchor_cell_box
 
 __all__ = [
     "FLAG_BOX_ADJUSTED",

@@ -13,8 +13,9 @@ from urllib.parse import urlsplit
 
 from pairdiff.geometry import Frame
 from pairdiff.images import DEFAULT_LIMITS, ImageLimits, ImageRejected, inspect_image
-from pairdiff.vlm.parse import VlmResult, excerpt, parse_answer, truncate_raw
+from pairdiff.vlm.parse import parse_answer
 from pairdiff.vlm.prompt import PROMPT_VERSION, chat_request
+from pairdiff.vlm.result import VlmResult, excerpt, truncate_raw
 
 # A chat completion is a few KB; anything far larger is not an answer worth holding in memory.
 MAX_REPLY_BYTES = 8 * 1024 * 1024
@@ -152,6 +153,8 @@ class VlmPredictor:
             envelope = json.loads(text)
         except json.JSONDecodeError:
             raise _Failure(f"the server's reply is not JSON: {excerpt(text)!r}", text) from None
+        except RecursionError:  # nested past what the parser can walk: as unreadable
+            raise _Failure("the server's reply is JSON nested too deeply to read", text) from None
         return _reply(envelope, text)
 
     def _post(self, payload: bytes) -> tuple[int, str, str]:

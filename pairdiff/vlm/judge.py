@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 
 from pairdiff.images import ImageRejected, inspect_image
 from pairdiff.vlm.client import VlmPredictor, _Failure
-from pairdiff.vlm.parse import VlmResult, excerpt, truncate_raw
 from pairdiff.vlm.prompt import MAX_EDIT_INSTRUCTION, data_url
+from pairdiff.vlm.result import VlmResult, excerpt, truncate_raw
 
 INSTRUCTION_NOT_FOLLOWED = "instruction_not_followed"
 EDIT_INCORRECT = "edit_incorrect"
@@ -60,7 +60,10 @@ def parse_verdict(text: str) -> VlmResult:
     """Flags and reasons from the judge's reply; an unreadable reply is an error, no flags."""
     raw = truncate_raw(text)
     body = re.sub(r"<think>.*?</think>", "", text, flags=re.DOTALL)
-    answer = _first_object(body)
+    try:
+        answer = _first_object(body)
+    except RecursionError:  # JSON nested past what the parser can walk: unreadable
+        return VlmResult(error="the judge's answer is JSON nested too deeply to read", raw=raw)
     if answer is None:
         return VlmResult(error=f"the judge's answer is not JSON: {excerpt(body)!r}", raw=raw)
     keys = {str(k).lower(): v for k, v in answer.items()}

@@ -30,7 +30,7 @@ from pairdiff.vlm import (
     instruction_text,
     parse_answer,
 )
-from pairdiff.vlm.parse import RAW_LIMIT
+from pairdiff.vlm.result import RAW_LIMIT
 from tests.images import encode, photo, photo_bytes
 
 # A and B differ in size on purpose: each side's boxes land in its own frame.
@@ -820,6 +820,42 @@ def test_malformed_answer_is_an_error_with_the_raw_reply(
     assert result.changes == ()
     assert "neither JSON nor <loc_i> tokens" in result.error
     assert result.raw == "The car is blue now, I think."
+
+
+_DEEP = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        _DEEP,
+        '{"changes": ' + _DEEP + "}",
+        '{"category": "color", "boxes_a": "' + "[" * 5000 + "]" * 5000 + '", "boxes_b": []}',
+    ],
+    ids=["list", "changes", "box-string"],
+)
+def test_an_answer_nested_too_deep_to_parse_is_unreadable_not_a_crash(text: str) -> None:
+    result = parse(text)
+
+    assert result.changes == ()
+    assert result.error == "the answer's JSON is nested too deeply to read"
+    assert result.raw.startswith(text[:100])
+
+
+def test_a_reply_nested_too_deep_is_recorded_never_raised(
+    endpoint: FakeEndpoint, images: tuple[bytes, bytes]
+) -> None:
+    endpoint.answer(_DEEP)
+
+    result = predictor(endpoint.url).predict(*images, categories=MINCU)
+
+    assert result.error == "the answer's JSON is nested too deeply to read"
+
+    endpoint.reply(200, _DEEP.encode())  # the server's envelope itself
+
+    result = predictor(endpoint.url).predict(*images, categories=MINCU)
+
+    assert result.error == "the server's reply is JSON nested too deeply to read"
 
 
 def test_answer_cut_at_max_tokens_keeps_complete_changes_and_says_why(

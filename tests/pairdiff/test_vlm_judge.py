@@ -69,6 +69,13 @@ def test_unreadable_answers_are_errors_without_flags(answer: str, error: str) ->
     assert result.flags == ()
 
 
+def test_a_verdict_nested_too_deep_to_parse_is_unreadable_not_a_crash() -> None:
+    result = parse_verdict('{"reasons": ' * 100_000)
+
+    assert result.error == "the judge's answer is JSON nested too deeply to read"
+    assert result.flags == ()
+
+
 def test_the_prompt_holds_the_instruction_and_always_the_answer_format() -> None:
     default = judge_text("", "Make the car blue.")
     custom = judge_text("Is B a faithful edit of A? Check the background too.", "Add a hat.")
