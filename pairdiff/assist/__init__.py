@@ -4,7 +4,8 @@ the pair's own alignment and a description is drafted from what changed.
 
 - `align`: the A→B alignment (frame scale, translation by phase correlation, or an affine
   transform by ORB + RANSAC) with its residual;
-- `components`: the difference components after alignment, each with tight boxes on A and B;
+- `components`: the difference components after alignment, each with tight boxes on A and B,
+  refined by `refiner` (tight boxes at full size), `moves` and `resizes`, on `found`'s boxes;
 - `colours` and `drafts`: colour names in CIELAB and the draft sentence and entity.
 """
 

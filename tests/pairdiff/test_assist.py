@@ -158,7 +158,8 @@ def test_entity_suggestions_come_only_from_the_vocabulary():
 
 
 def test_a_disappearance_and_its_look_alike_appearance_are_joined_into_one_move():
-    from pairdiff.assist.components import _Found, _moves
+    from pairdiff.assist.found import Found as _Found
+    from pairdiff.assist.moves import join_moves as _moves
 
     rng = np.random.default_rng(0)
     thing = rng.integers(0, 255, (30, 40, 3), dtype=np.uint8)
@@ -292,7 +293,7 @@ def test_a_written_line_is_one_box_not_one_per_word():
 
 
 def test_pieces_far_apart_or_on_other_rows_stay_apart():
-    from pairdiff.assist.components import _join_rows
+    from pairdiff.assist.found import join_rows as _join_rows
 
     words = [(10, 50, 40, 70), (46, 51, 90, 70), (96, 50, 120, 69)]
     assert _join_rows(words) == [(10, 50, 120, 70)]
