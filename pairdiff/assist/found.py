@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from pairdiff.geometry import Box
 from pairdiff.pixeldiff.maps import to_lab
 
 Xyxy = tuple[float, float, float, float]
@@ -79,7 +80,7 @@ def median_lab(rgb: np.ndarray, box: Xyxy) -> np.ndarray:
     return np.median(to_lab(crop_box(rgb, box)).reshape(-1, 3), axis=0)
 
 
-def as_xyxy(box) -> Xyxy:
+def as_xyxy(box: Box) -> Xyxy:
     return (float(box.x1), float(box.y1), float(box.x2), float(box.y2))
 
 

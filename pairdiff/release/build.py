@@ -15,13 +15,18 @@ from pairdiff.release.coco import coco_side
 from pairdiff.release.hf import config_rows
 from pairdiff.release.options import ReleaseOptions, strict_filter
 from pairdiff.release.publish import card_header
-from pairdiff.release.question_set import control_items, question_set, says_no_change
+from pairdiff.release.question_set import (
+    QuestionSet,
+    control_items,
+    question_set,
+    says_no_change,
+)
 from pairdiff.release.question_set import question_negatives as _question_negatives
 from pairdiff.release.records import ReleasePair, benchmark_record
 from pairdiff.release.slots import Prior
 from pairdiff.release.splits import SPLITS, SplitItem, SplitPlan, split_assign
 from pairdiff.release.swap import SWAPPED_SPLIT, swapped_questions, swapped_records
-from pairdiff.release.training import VOCABULARY_FILE, training_set, vocabulary
+from pairdiff.release.training import VOCABULARY_FILE, TrainingSet, training_set, vocabulary
 
 FORMAT_VERSION = 1
 
@@ -233,7 +238,15 @@ def _as_control(record: dict) -> dict:
     return {**record, **empty, "changes": [], "control": True}
 
 
-def _report(options, left_by_filter, questions, training, notes, counts, categories=()) -> dict:
+def _report(
+    options: ReleaseOptions,
+    left_by_filter: Mapping,
+    questions: QuestionSet,
+    training: TrainingSet,
+    notes: Sequence[str],
+    counts: Mapping,
+    categories: Sequence[Mapping] = (),
+) -> dict:
     """What the manifest and card say beyond counts: the filter, questions and baselines, the
     training file, and every warning a reader must see before trusting the release."""
     baselines = questions.baselines
@@ -391,5 +404,5 @@ def _dump(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
-def _jsonl(rows) -> bytes:
+def _jsonl(rows: Iterable[Mapping]) -> bytes:
     return "".join(_dump(row) + "\n" for row in rows).encode()

@@ -107,7 +107,15 @@ def rules_sentence(rules: Mapping, stats: Mapping | None = None) -> str:
     return _annotated(rules, stats, one, two, single, compared, overlap) + tail
 
 
-def _annotated(rules, stats, one, two, single, compared, overlap) -> str:
+def _annotated(
+    rules: Mapping,
+    stats: Mapping | None,
+    one: str,
+    two: str,
+    single: str,
+    compared: str,
+    overlap: object,
+) -> str:
     pairs_two = None if stats is None else stats.get("pairs_compared")
     pairs_one = None if stats is None else stats.get("single_annotator_pairs")
     if pairs_two is None or pairs_one is None:

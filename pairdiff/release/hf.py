@@ -24,6 +24,7 @@ import io
 import json
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 CONFIGS = ("benchmark", "questions", "training")
 WITH_IMAGES = ("benchmark", "questions")  # configs whose rows carry both pictures
@@ -165,7 +166,7 @@ def _kind(values: list) -> str:
     return "json" if kinds else "string"
 
 
-def _value_kind(value) -> str:
+def _value_kind(value: object) -> str:
     kind = _PLAIN_KINDS.get(type(value))  # exact types first: the isinstance chain is slow
     if kind is not None:
         return kind
@@ -197,7 +198,7 @@ def _value_kind(value) -> str:
 _PLAIN_KINDS = {bool: "bool", int: "int64", float: "float64", str: "string"}
 
 
-def _number(value) -> bool:
+def _number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
@@ -264,7 +265,7 @@ def _column(values: list, kind: str) -> list:
     return values
 
 
-def _floats(value):
+def _floats(value: Any) -> Any:
     if isinstance(value, list):
         if all(type(v) is int or type(v) is float for v in value):  # the common case at once
             return [float(v) for v in value]

@@ -301,7 +301,13 @@ def adversarial(
     return out
 
 
-def _most_like_truths(record, model, prior, slots_of, seed) -> list[dict] | None:
+def _most_like_truths(
+    record: Mapping,
+    model: NaiveBayes,
+    prior: Prior,
+    slots_of: dict[str, list[Slot]],
+    seed: int,
+) -> list[dict] | None:
     text = record["description"].strip()
     pool = candidates(
         text,
@@ -335,7 +341,7 @@ def _most_like_truths(record, model, prior, slots_of, seed) -> list[dict] | None
     return chosen
 
 
-def _fold(pair_id, seed: int) -> int:
+def _fold(pair_id: object, seed: int) -> int:
     return hashlib.sha256(f"{seed}:fold:{pair_id}".encode()).digest()[0] % FOLDS
 
 
@@ -366,7 +372,13 @@ def _neighbour_truth(group: TwinGroup, records: Sequence[Mapping], *, seed: int)
     return found[0][1] if found else None
 
 
-def _derive(record, derived, entity_pool, prior, slots_of) -> tuple[list, str]:
+def _derive(
+    record: Mapping,
+    derived: Mapping[int, tuple[list, str] | ValueError] | None,
+    entity_pool: Sequence[str],
+    prior: Prior,
+    slots_of: dict[str, list[Slot]],
+) -> tuple[list, str]:
     pid = record["pair_id"]
     if derived is not None and pid in derived:
         done = derived[pid]
@@ -376,7 +388,7 @@ def _derive(record, derived, entity_pool, prior, slots_of) -> tuple[list, str]:
     return question_negatives(record, entity_pool=entity_pool, prior=prior, slots_of=slots_of)
 
 
-def _row(record: Mapping, item: Mapping, negatives: list[dict], *, twin_group) -> dict:
+def _row(record: Mapping, item: Mapping, negatives: list[dict], *, twin_group: str | None) -> dict:
     return {
         "id": record["id"],
         "pair_id": record["pair_id"],

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from pairdiff.anchors import MINCU_VOCABULARY
 from pairdiff.release.records import target_problem, training_record, training_target
@@ -189,7 +190,7 @@ def swap_description(text: str, *, end: str | None = None, start: str | None = N
     return None
 
 
-def targets_read_back(records: Sequence[Mapping], parse) -> list[str]:
+def targets_read_back(records: Sequence[Mapping], parse: Callable[[str], Any]) -> list[str]:
     """Ids of records whose target ``parse`` (pairdiff.vlm.parse.parse_answer in [0, 1000]
     frames) does not read back exactly — for tests and checks."""
     bad = []

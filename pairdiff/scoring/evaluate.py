@@ -10,7 +10,7 @@ default) and, when a local BERTScore model is configured, under MinCU's own rule
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import BinaryIO
 
 from pairdiff.labels import Synonyms, label_normaliser
@@ -113,7 +113,7 @@ def _items(records: Sequence[Mapping], predictions: Predictions, coords: str) ->
     return _listed([r for r in records if r["split"] in splits], predictions, coords)
 
 
-def _grounding(items: Items, scorer: TextScorer, normalise) -> dict:
+def _grounding(items: Items, scorer: TextScorer, normalise: Callable[[str], str]) -> dict:
     scores = grounded_scores(items, scorer=scorer, normalise=normalise)
     maps = {
         side: side_map(
@@ -145,7 +145,9 @@ def _answered(items: Items) -> int:
     return sum(1 for _, _, predicted in items if predicted is not _NONE)
 
 
-def _mincu(items: Items, mincu: TextScorer | None, unavailable: str, normalise) -> dict:
+def _mincu(
+    items: Items, mincu: TextScorer | None, unavailable: str, normalise: Callable[[str], str]
+) -> dict:
     """Grounded F1 under MinCU's rule (IoU ≥ 0.5, labels, BERTScore ≥ 0.85), or why not."""
     if mincu is None:
         return {
@@ -163,7 +165,12 @@ def _mincu(items: Items, mincu: TextScorer | None, unavailable: str, normalise) 
     }
 
 
-def _questions(records, questions, rotations, predictions: Predictions) -> dict | None:
+def _questions(
+    records: Sequence[Mapping],
+    questions: Sequence[Mapping],
+    rotations: Sequence[Mapping],
+    predictions: Predictions,
+) -> dict | None:
     normal = [q for q in questions if q.get("split", "") != SWAPPED]
     named = predictions.answers.keys() | predictions.mentioned_questions
     splits = sorted({q.get("split", "") for q in normal if str(q["id"]) in named})
@@ -180,7 +187,14 @@ def _questions(records, questions, rotations, predictions: Predictions) -> dict 
     }
 
 
-def _order_swap(records, questions, predictions: Predictions, coords, scorer, normalise) -> dict:
+def _order_swap(
+    records: Sequence[Mapping],
+    questions: Sequence[Mapping],
+    predictions: Predictions,
+    coords: str,
+    scorer: TextScorer,
+    normalise: Callable[[str], str],
+) -> dict:
     """The swapped-order copy scored beside its normal-order twins, and the drop."""
     out: dict = {"split": SWAPPED}
     swapped = [r for r in records if r["split"] == SWAPPED]

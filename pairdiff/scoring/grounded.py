@@ -21,12 +21,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from pairdiff.hungarian import best_assignment
 from pairdiff.matching import match_boxes, side_agrees
 from pairdiff.scoring.change import Change
+
+if TYPE_CHECKING:
+    from pairdiff.scoring.text import TextScorer
 
 IOU_THRESHOLD = 0.5
 
@@ -106,7 +110,9 @@ def record_tally(
     return tally
 
 
-def _pair(truth: Change, pred: Change, described: bool, normalise) -> _Pairing:
+def _pair(
+    truth: Change, pred: Change, described: bool, normalise: Callable[[str], str]
+) -> _Pairing:
     sides_ok, qualities, ious = [], [], []
     wrong_side = False
     overlaps = False
@@ -144,7 +150,7 @@ def _pair(truth: Change, pred: Change, described: bool, normalise) -> _Pairing:
 def grounded_scores(
     items: Sequence[tuple[Mapping, Sequence[Change], Sequence[Change]]],
     *,
-    scorer,
+    scorer: TextScorer,
     normalise: Callable[[str], str],
 ) -> dict:
     """Overall figures and breakdowns by category and difficulty, for ``(record, truths,

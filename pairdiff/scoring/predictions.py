@@ -145,7 +145,13 @@ def read_predictions(
 
 
 class _LineReader:
-    def __init__(self, records, questions, coords: str, categories: Sequence[str]) -> None:
+    def __init__(
+        self,
+        records: Mapping[str, Mapping],
+        questions: Mapping[str, Mapping],
+        coords: str,
+        categories: Sequence[str],
+    ) -> None:
         self.records, self.questions, self.coords = records, questions, coords
         self.categories = categories
         self.largest = 0.0  # largest coordinate of any ``changes`` box, for check_space
@@ -242,7 +248,9 @@ class _LineReader:
             )
         return out
 
-    def _side(self, value, size, number: int, index: int, side: str) -> tuple[Box, ...]:
+    def _side(
+        self, value: object, size: Sequence[float], number: int, index: int, side: str
+    ) -> tuple[Box, ...]:
         if value is None:
             return ()
         if not isinstance(value, list):
@@ -257,7 +265,7 @@ class _LineReader:
             boxes.append(self._box(box, size, index, side))
         return tuple(boxes)
 
-    def _in_space(self, box: list, size, side: str) -> list:
+    def _in_space(self, box: list, size: Sequence[float], side: str) -> list:
         """``box`` clipped into the declared frame when within the tolerance outside it;
         _OutOfFrame when further out."""
         width, height = size
@@ -280,7 +288,7 @@ class _LineReader:
             self.clipped += 1
         return clipped
 
-    def _box(self, box: list, size, index: int, side: str) -> Box:
+    def _box(self, box: list, size: Sequence[float], index: int, side: str) -> Box:
         if self.coords == "unit":
             width, height = size
             box = [box[0] * width, box[1] * height, box[2] * width, box[3] * height]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 from typing import Protocol
@@ -114,7 +114,7 @@ def text_scorer(
     threshold: float | None = None,
     bertscore_model: str = "",
     bertscore_layers: int = 9,
-    has_module=importlib.util.find_spec,
+    has_module: Callable[[str], object] = importlib.util.find_spec,
 ) -> TextScorer:
     """The scorer called ``name`` with its default threshold (or ``threshold``).
 

@@ -12,7 +12,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from pairdiff.lazy import lazy_module
 from pairdiff.synth.anyobjects import _size, entity, pick_region
-from pairdiff.synth.base import Edit, change
+from pairdiff.synth.base import Edit, Xyxy, change
 from pairdiff.synth.looks import _TINTS
 from pairdiff.synth.ops import cap, composite, feather, hue_name, to_u8, where, whole, window
 from pairdiff.synth.regions import Analysis, Region, flat_window
@@ -31,7 +31,16 @@ def _under(img: np.ndarray, alpha: np.ndarray, y: int, x: int, margin: int = 0) 
     return window(img, y - margin, x - margin, h + 2 * margin, w + 2 * margin).astype(np.float32)
 
 
-def _local(kind: str, text: str, instruction: str, r: Region, img, out, box, **params) -> Edit:
+def _local(
+    kind: str,
+    text: str,
+    instruction: str,
+    r: Region,
+    img: np.ndarray,
+    out: np.ndarray,
+    box: Xyxy,
+    **params: object,
+) -> Edit:
     return Edit(
         photo="",
         image_a=img,
@@ -42,7 +51,9 @@ def _local(kind: str, text: str, instruction: str, r: Region, img, out, box, **p
     )
 
 
-def _global(kind: str, text: str, instruction: str, img, out, **params) -> Edit:
+def _global(
+    kind: str, text: str, instruction: str, img: np.ndarray, out: np.ndarray, **params: object
+) -> Edit:
     box = whole(img)
     return Edit(
         photo="",

@@ -160,7 +160,16 @@ def add_noise(rng: np.random.Generator, turn: int, variant: int = 0) -> Edit:
     return _effect(rng, name, alpha, y0, x0, entity, phrase, variant % 2)
 
 
-def _effect(rng, name, alpha, y0, x0, entity, phrase, effect: int) -> Edit:
+def _effect(
+    rng: np.random.Generator,
+    name: str,
+    alpha: np.ndarray,
+    y0: int,
+    x0: int,
+    entity: str,
+    phrase: str,
+    effect: int,
+) -> Edit:
     """One region made noisy (0), pixelated (1), blurred (2) or sharper (3): twins differ in
     the effect."""
     img = photo(name)

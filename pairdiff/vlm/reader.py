@@ -9,6 +9,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from numbers import Real
+from typing import Any
 
 from pairdiff.anchors import parse_tokens
 from pairdiff.coords import from_thousand
@@ -177,7 +178,7 @@ class Reader:
             self.text(b, MAX_LABEL, f"{where} entity on B"),
         )
 
-    def change(self, where: str, lost: Sequence[str], **values) -> PredictedChange | None:
+    def change(self, where: str, lost: Sequence[str], **values: Any) -> PredictedChange | None:
         """The change, unless a side lost every box it was given (it would read as absent,
         i.e. an added or removed object) or neither side has a box."""
         if lost:
