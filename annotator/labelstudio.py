@@ -41,9 +41,9 @@ from annotator.services import (
 from annotator.submitting import SubmitConflict, annotation_submit
 from jobs.lifecycle import job_finish
 from jobs.models import Job, JobStatus
-from pairdiff.labelstudio import LSTask
-from pairdiff.labelstudio_export import ExportProfile
-from pairdiff.labelstudio_refs import ImageFinder
+from pairdiff.labelstudio.read import LSTask
+from pairdiff.labelstudio.write import ExportProfile
+from pairdiff.labelstudio.refs import ImageFinder
 from pairdiff.manifest import RowError
 from pairdiff.sources import ImageSource, SourceError, open_source
 from projects.members import membership_set

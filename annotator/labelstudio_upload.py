@@ -22,8 +22,8 @@ from config.enqueue import enqueue_on_commit
 from jobs.lifecycle import job_create
 from jobs.models import Job, JobKind
 from jobs.tempdirs import job_tempdir
-from pairdiff.labelstudio_config import MAX_CONFIG_BYTES
-from pairdiff.labelstudio_values import MAX_MAPPING_BYTES
+from pairdiff.labelstudio.config import MAX_CONFIG_BYTES
+from pairdiff.labelstudio.mapping import MAX_MAPPING_BYTES
 from pairdiff.sources import SourceError, open_source
 from projects.models import Project
 

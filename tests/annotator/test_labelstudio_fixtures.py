@@ -16,8 +16,8 @@ from rest_framework.test import APIClient
 from annotator.labelstudio_plan import author_username
 from annotator.models import Annotation, Pair, PairStatus, Prediction
 from jobs.models import Job, JobStatus
-from pairdiff.labelstudio import ReadOptions, parse_export, resolve_mapping
-from pairdiff.labelstudio_values import parse_value_map
+from pairdiff.labelstudio.read import ReadOptions, parse_export, resolve_mapping
+from pairdiff.labelstudio.mapping import parse_value_map
 from pairdiff.release.splits import SplitPlan
 from projects.creating import project_create
 from projects.members import membership_set, user_ensure
@@ -471,7 +471,7 @@ def test_rotated_boxes_are_refused_when_the_project_says_so(vdiff_project, capsy
 
 def test_s3_reference_to_our_own_bucket_is_read_from_storage(ls_project, settings, tmp_path):
     from annotator.labelstudio_plan import read_image
-    from pairdiff.labelstudio_refs import ImageFinder, ImageNotFound
+    from pairdiff.labelstudio.refs import ImageFinder, ImageNotFound
     from pairdiff.sources import open_source
 
     settings.AWS_STORAGE_BUCKET_NAME = "our-bucket"

@@ -12,7 +12,7 @@ import pytest
 from django.core.files.storage import default_storage
 
 from annotator.labelstudio_plan import read_image
-from pairdiff.labelstudio_refs import (
+from pairdiff.labelstudio.refs import (
     MAX_REFERENCE_CHARS,
     ImageFinder,
     ImageNotFound,
