@@ -11,7 +11,7 @@ import time
 import pytest
 from django.core.files.storage import default_storage
 
-from annotator.labelstudio_plan import read_image
+from annotator.intake.labelstudio.plan import read_image
 from pairdiff.labelstudio.refs import (
     MAX_REFERENCE_CHARS,
     ImageFinder,

@@ -1,6 +1,7 @@
 """What a Label Studio import will do, worked out before anything is written: the mapping (from
 the labelling config, or inferred), the lead's value mapping, who the authors become, and for a
-dry run the count of every outcome. The import (``annotator.labelstudio``) runs the same checks.
+dry run the count of every outcome. The import (``importing``, next to this module) runs the
+same checks.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.files.storage import default_storage
 
-from annotator.importing import ImportUnusable
+from annotator.intake.importing import ImportUnusable
 from annotator.models import Pair
 from annotator.services import (
     CheckedPair,
@@ -26,6 +27,8 @@ from annotator.submitting import answer_rules
 from pairdiff.answers import Answer, AnswerInvalid, parse_answer
 from pairdiff.geometry import Frame
 from pairdiff.images import ImageRejected
+from pairdiff.labelstudio.config import ConfigUnusable, LSMapping
+from pairdiff.labelstudio.mapping import SIDES, TIERS, ValueMap, norm, parse_value_map
 from pairdiff.labelstudio.read import (
     LSAnnotation,
     LSPrediction,
@@ -37,10 +40,8 @@ from pairdiff.labelstudio.read import (
     resolve_mapping,
     task_in_frames,
 )
-from pairdiff.labelstudio.config import ConfigUnusable, LSMapping
 from pairdiff.labelstudio.refs import ImageFinder, ImageNotFound, parse_reference
 from pairdiff.labelstudio.skeleton import mapping_skeleton, problem_kind
-from pairdiff.labelstudio.mapping import SIDES, TIERS, ValueMap, norm, parse_value_map
 from pairdiff.manifest import RowError
 from pairdiff.sources import ImageSource
 from projects.models import Membership, Project, Role
