@@ -4,6 +4,7 @@ from annotator.models import (
     Annotation,
     Assignment,
     Change,
+    GoldAnswer,
     Pair,
     PairEvent,
     Prediction,
@@ -33,3 +34,9 @@ class AnnotationAdmin(admin.ModelAdmin):
 admin.site.register(Assignment, raw_id_fields=["pair", "annotator"])
 admin.site.register(Prediction, raw_id_fields=["pair", "job"])
 admin.site.register(PairEvent, raw_id_fields=["pair", "actor"])
+
+
+@admin.register(GoldAnswer)
+class GoldAnswerAdmin(admin.ModelAdmin):
+    list_display = ["pair", "source", "created_at"]
+    raw_id_fields = ["pair"]

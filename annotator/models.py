@@ -143,6 +143,25 @@ class Pair(models.Model):
         return self.image_a if side == "a" else self.image_b
 
 
+class GoldAnswer(models.Model):
+    """The known answer of a gold pair. `changes` has the shape of the submit body's changes
+    (boxes in pixels of each side's frame)."""
+
+    pair = models.OneToOneField(Pair, on_delete=models.CASCADE, related_name="gold")
+    changes = models.JSONField()
+    source = models.CharField(max_length=100, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "review_goldanswer"  # the table it had in review/, kept when it moved
+
+    def __str__(self) -> str:
+        return f"gold answer of {self.pair}"
+
+
 class PairEventKind(models.TextChoices):
     """What happened to a pair; the value is what the pair's history shows."""
 

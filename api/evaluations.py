@@ -9,7 +9,7 @@ from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from annotator.upload_limits import upload_size_limit
+from annotator.intake.upload_limits import upload_size_limit
 from api.annotate import ERRORS
 from api.errors import error_response
 from api.pagination import PAGE, paginated

@@ -10,19 +10,19 @@ from rest_framework.decorators import api_view, parser_classes
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from annotator.importing import ImportUnusable
-from annotator.labelstudio_plan import LSInput
-from annotator.labelstudio_upload import (
+from annotator.intake.importing import ImportUnusable
+from annotator.intake.labelstudio.plan import LSInput
+from annotator.intake.labelstudio.upload import (
     labelstudio_check_files,
     labelstudio_preview_zip,
     labelstudio_queue,
     labelstudio_stage,
 )
+from annotator.intake.upload_limits import ImageSizeLimit, image_size_errors, image_size_limit
+from annotator.intake.uploads import ImportFormat, import_queue
 from annotator.models import Pair, PairStatus
 from annotator.selectors import project_pairs
 from annotator.services import PairInput, PairRejected, pair_create
-from annotator.upload_limits import ImageSizeLimit, image_size_errors, image_size_limit
-from annotator.uploads import ImportFormat, import_queue
 from api.annotate import ERRORS
 from api.errors import error_response
 from api.pagination import CURSOR, PAGE, paginated

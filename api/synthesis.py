@@ -8,17 +8,17 @@ from rest_framework.decorators import api_view, parser_classes
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from api.annotate import ERRORS
-from api.errors import error_response
-from api.pairs import JobStartedSerializer, job_started, lead_project
-from api.parsers import MultiPartParser
-from pairdiff.synth.custom import CATEGORIES
-from review.synthesis import (
+from annotator.intake.synthesis import (
     MAX_PER_IMAGE,
     SynthesisUnusable,
     synthesis_options,
     synthesis_queue,
 )
+from api.annotate import ERRORS
+from api.errors import error_response
+from api.pairs import JobStartedSerializer, job_started, lead_project
+from api.parsers import MultiPartParser
+from pairdiff.synth.custom import CATEGORIES
 
 
 class SynthesizeSerializer(serializers.Serializer):

@@ -109,7 +109,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="diffmark-bench-") as tmp:
         workdir = Path(tmp)
         _setup_django(workdir, args.postgres, args.database)
-        from annotator.importing import pairs_import
+        from annotator.intake.importing import pairs_import
         from jobs.lifecycle import job_create
         from jobs.models import JobKind
         from projects.creating import project_create

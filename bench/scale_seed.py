@@ -164,6 +164,7 @@ def seed_project(
         Annotation,
         Assignment,
         Change,
+        GoldAnswer,
         Pair,
         PairEvent,
         Prediction,
@@ -176,7 +177,6 @@ def seed_project(
     from review.models import (
         Agreement,
         Evaluation,
-        GoldAnswer,
         GoldScore,
         QuestionEdit,
         Release,

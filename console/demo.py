@@ -8,13 +8,13 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
+from annotator.intake.gold import gold_answer_set
 from annotator.models import Pair
 from annotator.services import PairInput, pair_check, pairs_store
 from pairdiff.synth import EDIT_KINDS, SynthPair, make_pair
 from projects.creating import project_create
 from projects.members import membership_set, user_ensure
 from projects.models import Preset, Project, Role
-from review.services import gold_answer_set
 
 DEMO_SLUG = "demo"
 GUIDELINES = """Compare A and B and find what changed.

@@ -18,6 +18,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile, UploadedFile
 from django.db import transaction
 from django.utils.text import slugify
 
+from annotator.intake.uploads import MAX_MANIFEST_BYTES, ImportFormat
 from annotator.models import Change, Pair
 from annotator.screening import FLAG_LABELS
 from annotator.services import PairInput
@@ -28,7 +29,6 @@ from annotator.textformats import (
     synonyms_text,
     vocabulary_parse,
 )
-from annotator.uploads import MAX_MANIFEST_BYTES, ImportFormat
 from pairdiff import strictjson
 from pairdiff.manifest import MAX_ID_LENGTH, MAX_INSTRUCTION_LENGTH
 from pairdiff.taxonomy import PRESETS, preset_categories

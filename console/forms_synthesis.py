@@ -5,14 +5,14 @@ from __future__ import annotations
 from django import forms
 from django.core.exceptions import ValidationError
 
-from pairdiff.synth.custom import CATEGORIES
-from pairdiff.taxonomy import VDIFF
-from review.synthesis import (
+from annotator.intake.synthesis import (
     MAX_PER_IMAGE,
     SynthesisOptions,
     SynthesisUnusable,
     synthesis_options,
 )
+from pairdiff.synth.custom import CATEGORIES
+from pairdiff.taxonomy import VDIFF
 
 _NAMES = {c.slug: c.name for c in VDIFF}
 

@@ -20,21 +20,22 @@ from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
 from annotator import selectors
-from annotator.importing import ImportUnusable
-from annotator.labelstudio_upload import (
+from annotator.intake.importing import ImportUnusable
+from annotator.intake.labelstudio.upload import (
     labelstudio_queue,
     labelstudio_stage,
     labelstudio_stage_mapping,
     labelstudio_staged_mapping,
     labelstudio_staged_preview,
 )
+from annotator.intake.synthesis import SynthesisUnusable, synthesis_queue
+from annotator.intake.upload_limits import ImageSizeLimit, image_size_errors, image_size_limit
+from annotator.intake.uploads import ImportFormat, import_queue
 from annotator.preannotation import BACKENDS, UnknownBackend, preannotate_queue
 from annotator.priorities import queue_priorities_refresh
 from annotator.screening import project_screen
 from annotator.services import PairRejected, pair_create
 from annotator.textformats import guidelines_html
-from annotator.upload_limits import ImageSizeLimit, image_size_errors, image_size_limit
-from annotator.uploads import ImportFormat, import_queue
 from config.htmx import HtmxHttpRequest
 from console.forms import (
     ImportForm,
@@ -50,7 +51,6 @@ from projects import access
 from projects.models import Membership, Project, Role
 from review.figures import figures_of
 from review.services import agreements_recompute_queue
-from review.synthesis import SynthesisUnusable, synthesis_queue
 
 MAX_REPORT_ROWS = 1000
 _RUNNING = (JobStatus.QUEUED, JobStatus.RUNNING)

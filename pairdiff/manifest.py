@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from pairdiff import strictjson
-from pairdiff.labelstudio_refs import reference_problem
+from pairdiff.labelstudio.refs import reference_problem
 
 MAX_ID_LENGTH = 200
 MAX_INSTRUCTION_LENGTH = 2000

@@ -25,7 +25,7 @@ from django.core.files.storage import Storage
 from annotator.models import Pair
 from config.storage import local_path
 from jobs.processes import die_with_parent
-from pairdiff.labelstudio_export import labelstudio_files
+from pairdiff.labelstudio.write import labelstudio_files
 from pairdiff.release import publish
 from pairdiff.release.build import ReleaseMeta, release_categories
 from pairdiff.release.harness import EVAL_SPLITS

@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
-from annotator.upload_limits import ImageSizeLimit, upload_size_limit
+from annotator.intake.upload_limits import ImageSizeLimit, upload_size_limit
 from pairdiff.scoring.text import DEFAULT
 from projects import access
 from projects.models import Project

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pairdiff.labels import normalise_label
-from pairdiff.labelstudio_export import labelstudio_files
+from pairdiff.labelstudio.write import labelstudio_files
 from pairdiff.release.card import agreement_stats, dataset_card, release_counts
 from pairdiff.release.circular import CIRCULAR_FILE, circular_rows
 from pairdiff.release.coco import coco_side

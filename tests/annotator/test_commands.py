@@ -5,9 +5,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
-from annotator.models import Pair
+from annotator.models import GoldAnswer, Pair
 from projects.models import Membership, Project, Role
-from review.models import GoldAnswer
 from tests.images import edited_pair
 
 

@@ -3,10 +3,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from annotator.intake.gold import gold_answer_set
 from annotator.leasing import assignment_lease_next, assignment_skip, assignments_expire
 from annotator.models import AssignmentState, PairStatus
 from annotator.submitting import annotation_submit
-from review.services import gold_answer_set
 from tests.conftest import member
 from tests.factories import answer, make_pair, make_pairs
 

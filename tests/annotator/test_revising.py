@@ -3,12 +3,12 @@
 import pytest
 from django.urls import reverse
 
+from annotator.intake.gold import gold_answer_set
 from annotator.leasing import assignment_lease_next
 from annotator.models import Annotation, Assignment, AssignmentState, PairEvent
 from annotator.revising import annotation_reopen
 from annotator.selectors import annotator_submitted
 from annotator.submitting import SubmitConflict, annotation_submit
-from review.services import gold_answer_set
 from tests.factories import answer, make_pair
 
 BODY = answer(boxes_a=[[20, 10, 40, 30]], boxes_b=[])

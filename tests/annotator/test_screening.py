@@ -7,6 +7,7 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 from rest_framework.test import APIClient
 
+from annotator.intake.gold import gold_answer_set
 from annotator.leasing import assignment_lease_next
 from annotator.models import Pair, PairEvent, PairStatus, Prediction
 from annotator.preannotation import preannotate_run
@@ -14,7 +15,6 @@ from annotator.predictions import predictions_import
 from annotator.screening import project_screen, screening_counts
 from jobs.lifecycle import job_create
 from jobs.models import Job, JobKind
-from review.services import gold_answer_set
 from tests.conftest import PASSWORD
 from tests.factories import make_pair, make_pairs
 from tests.pairdiff.test_vlm import FakeEndpoint, endpoint  # noqa: F401 (fixture)

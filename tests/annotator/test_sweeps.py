@@ -12,6 +12,7 @@ from django.core.files.storage import default_storage
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
+from annotator.intake.gold import gold_answer_set
 from annotator.leasing import assignment_lease_next
 from annotator.models import Assignment, AssignmentState, PairStatus
 from annotator.submitting import annotation_submit
@@ -28,7 +29,6 @@ from projects.creating import project_create
 from review import releases as releases_module
 from review.models import Agreement, GoldScore, ReleaseStatus
 from review.releases import release_build, release_register, release_retry, releases_fail_stale
-from review.services import gold_answer_set
 from review.sweeps import review_work_resend
 from review.tasks import build_release, compute_agreement
 from tests.conftest import member, reset_broker_pool

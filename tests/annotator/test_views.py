@@ -4,9 +4,9 @@ import re
 import pytest
 from django.urls import reverse
 
+from annotator.intake.gold import gold_answer_set
 from annotator.models import Assignment, Pair, Prediction
 from annotator.services import PairInput, pair_create
-from review.services import gold_answer_set
 from tests.conftest import PASSWORD
 from tests.factories import answer, make_pair
 from tests.images import edited_pair

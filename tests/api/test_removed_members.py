@@ -103,7 +103,7 @@ def test_a_removed_member_cannot_take_back_a_submitted_answer(project, annotator
 @pytest.mark.parametrize("how", ["removed", "made-researcher"])
 def test_a_removed_member_reads_no_gold_feedback(project, annotator_1, how):
     """Issue 24 item 7: the known answer's boxes stayed readable for 10 minutes."""
-    from review.services import gold_answer_set
+    from annotator.intake.gold import gold_answer_set
 
     project.gold_feedback, project.gold_rate = True, 1.0
     project.save()

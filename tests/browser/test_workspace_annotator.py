@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
+from annotator.intake.gold import gold_answer_set
 from annotator.models import Assignment, AssignmentState, PairEvent
-from review.services import gold_answer_set
 from tests.browser.workspace import (
     describe_change,
     draw_box,

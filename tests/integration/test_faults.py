@@ -35,11 +35,11 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 from rest_framework.test import APIClient
 
+from annotator.intake.uploads import import_queue
 from annotator.leasing import assignment_lease_next
 from annotator.models import Annotation, Pair, PairStatus
 from annotator.submitting import annotation_submit
 from annotator.tasks import fail_stale_jobs, import_pairs_job
-from annotator.uploads import import_queue
 from config.celery import app as celery_app
 from jobs.models import Job, JobStatus
 from pairdiff.release.splits import SplitPlan

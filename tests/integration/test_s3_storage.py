@@ -27,7 +27,7 @@ from django.urls import reverse
 from PIL import Image
 from storages.backends.s3 import S3Storage
 
-from annotator.importing import pairs_import
+from annotator.intake.importing import pairs_import
 from annotator.models import Pair, PairEvent
 from annotator.services import PairInput, pair_create
 from jobs.lifecycle import job_create
@@ -408,7 +408,7 @@ def test_finished_jobs_and_old_staged_previews_leave_no_objects_in_the_bucket(
 
     from django.utils import timezone
 
-    from annotator.labelstudio_upload import labelstudio_stage
+    from annotator.intake.labelstudio.upload import labelstudio_stage
     from annotator.sweeps import staged_uploads_delete
 
     client.force_login(lead)

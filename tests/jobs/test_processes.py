@@ -25,7 +25,7 @@ IMPORTING = textwrap.dedent(
     import multiprocessing, os, sys, time
     import django
     django.setup()
-    from annotator.import_checks import RowChecker
+    from annotator.intake.checks import RowChecker
     from annotator.services import image_limits
     from pairdiff.manifest import ManifestRow
     from pairdiff.sources import open_source

@@ -1,11 +1,11 @@
 import pytest
 
+from annotator.intake.gold import gold_answer_set
 from annotator.leasing import assignment_lease_next
 from annotator.models import PairStatus
 from annotator.submitting import annotation_submit
 from review.agreement import agreement_compute
 from review.models import Agreement, GoldScore
-from review.services import gold_answer_set
 from tests.factories import answer, make_pair
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth import get_user_model
 
+from annotator.intake.gold import gold_answer_set
 from annotator.leasing import assignment_lease_next
 from annotator.models import Pair
 from annotator.submitting import annotation_submit
@@ -12,7 +13,6 @@ from projects.models import Role
 from review.dashboard import project_quality
 from review.models import Decision
 from review.resolutions import resolution_record
-from review.services import gold_answer_set
 from tests.conftest import PASSWORD, member
 from tests.factories import answer, make_pair
 

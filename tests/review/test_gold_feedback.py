@@ -6,10 +6,10 @@ from datetime import timedelta
 from django.urls import reverse
 from django.utils import timezone
 
+from annotator.intake.gold import gold_answer_set
 from annotator.leasing import assignment_lease_next
 from annotator.submitting import annotation_submit
 from review.gold_feedback import gold_feedback_for
-from review.services import gold_answer_set
 from tests.factories import answer, make_pair
 
 KNOWN = answer(boxes_a=[[10, 10, 40, 40]], boxes_b=[[12, 10, 42, 40]])["changes"]

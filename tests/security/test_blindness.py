@@ -15,11 +15,11 @@ import re
 import pytest
 from django.test import Client
 
+from annotator.intake.gold import gold_answer_set
 from annotator.leasing import assignment_lease_next
 from annotator.models import Assignment, PairStatus
 from annotator.submitting import annotation_submit
 from review.agreement import agreement_compute, gold_score_compute
-from review.services import gold_answer_set
 from tests.factories import answer, make_pair
 
 # Words only someone else's work, a gold answer or the edit metadata contain.

@@ -14,8 +14,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
 from annotator.models import Prediction
-from pairdiff.labelstudio_config import ConfigUnusable
-from pairdiff.labelstudio_values import parse_value_map
+from pairdiff.labelstudio.config import ConfigUnusable
+from pairdiff.labelstudio.mapping import parse_value_map
 from tests.factories import make_pair
 from tests.pairdiff.test_strictyaml import alias_bomb
 

@@ -11,8 +11,8 @@ import time
 import pytest
 from django.core.files.storage import default_storage
 
-from annotator.labelstudio_plan import read_image
-from pairdiff.labelstudio_refs import (
+from annotator.intake.labelstudio.plan import read_image
+from pairdiff.labelstudio.refs import (
     MAX_REFERENCE_CHARS,
     ImageFinder,
     ImageNotFound,

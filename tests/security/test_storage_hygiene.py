@@ -97,7 +97,7 @@ def test_a_synthesis_zip_is_deleted_once_its_job_ended(
 
 
 def test_a_synthesis_job_failed_by_the_sweep_leaves_no_zip(project, settings):
-    from review.synthesis import SynthesisOptions, synthesis_queue
+    from annotator.intake.synthesis import SynthesisOptions, synthesis_queue
 
     settings.DIFFMARK_STALE_JOB_MINUTES = 0
     upload = SimpleUploadedFile("p.zip", zip_of({"a.png": edited_pair(3)[0]}))
@@ -136,7 +136,7 @@ def test_a_labelstudio_import_leaves_none_of_its_staged_files(
 
 
 def test_the_sweep_deletes_staged_previews_nobody_imported(project, settings):
-    from annotator.labelstudio_upload import labelstudio_stage
+    from annotator.intake.labelstudio.upload import labelstudio_stage
 
     settings.DIFFMARK_STAGED_UPLOAD_HOURS = 24
     upload = _ls_upload()

@@ -13,7 +13,7 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils import timezone
 
-from annotator.importing import pairs_import
+from annotator.intake.importing import pairs_import
 from annotator.leasing import assignment_lease_next
 from annotator.submitting import annotation_submit
 from jobs.lifecycle import job_claim, job_create

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from annotator.labelstudio_plan import AUTHOR_PREFIX, is_author_name
+from annotator.intake.labelstudio.plan import AUTHOR_PREFIX, is_author_name
 from projects.members import membership_set, user_ensure
 from projects.models import Project, Role
 

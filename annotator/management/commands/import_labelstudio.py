@@ -3,9 +3,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand
 
-from annotator.importing import ImportUnusable
-from annotator.labelstudio import labelstudio_import
-from annotator.labelstudio_plan import LSInput, labelstudio_preview
+from annotator.intake.importing import ImportUnusable
+from annotator.intake.labelstudio.importing import labelstudio_import
+from annotator.intake.labelstudio.plan import LSInput, labelstudio_preview
 from annotator.services import image_limits
 from jobs.lifecycle import job_create
 from jobs.models import JobKind

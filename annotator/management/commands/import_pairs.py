@@ -3,7 +3,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand
 
-from annotator.importing import ImportUnusable, pairs_import, read_manifest
+from annotator.intake.importing import ImportUnusable, pairs_import, read_manifest
 from jobs.lifecycle import job_create
 from jobs.models import JobKind
 from projects.models import Project

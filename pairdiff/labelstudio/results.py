@@ -1,5 +1,5 @@
 """Reading one Label Studio annotation's ``result`` through the mapping: which results make one
-change, which side each box is on, and what the texts and choices say (``labelstudio`` turns
+change, which side each box is on, and what the texts and choices say (``read`` turns
 the boxes into pixels)."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pairdiff.geometry import BoxError, Frame
-from pairdiff.labelstudio_config import LSMapping, Role
-from pairdiff.labelstudio_values import ValueMap
+from pairdiff.labelstudio.config import LSMapping, Role
+from pairdiff.labelstudio.mapping import ValueMap
 
 DEFAULT_TIER = "excellent"
 _RECTANGLES = frozenset({"rectanglelabels", "rectangle"})

@@ -1,6 +1,6 @@
 """Label Studio interoperability: read a JSON export of two-image tasks with rectangles
-(writing releases as Label Studio tasks is ``labelstudio_export``; which tag means what is
-``labelstudio_config``; the lead's value mapping ``labelstudio_values``).
+(writing releases as Label Studio tasks is ``write``; which tag means what is
+``config``; the lead's value mapping ``mapping``).
 
 Reading happens in two steps because Label Studio stores boxes in percent: ``read_export``
 checks the structure through the mapping, ``task_in_frames`` turns the percent boxes into
@@ -17,14 +17,15 @@ from typing import Any
 from pairdiff import strictjson
 from pairdiff.coords import from_label_studio
 from pairdiff.geometry import Box, BoxError, Frame
-from pairdiff.labelstudio_config import (
+from pairdiff.labelstudio.config import (
     ConfigUnusable,
     LSMapping,
     infer_mapping,
     parse_config,
     with_roles,
 )
-from pairdiff.labelstudio_results import (
+from pairdiff.labelstudio.mapping import UnknownValue, ValueMap
+from pairdiff.labelstudio.results import (
     DEFAULT_TIER,
     DraftChange,
     Invalid,
@@ -33,7 +34,6 @@ from pairdiff.labelstudio_results import (
     Rotated,
     read_result,
 )
-from pairdiff.labelstudio_values import UnknownValue, ValueMap
 from pairdiff.manifest import MAX_ID_LENGTH, RowError, json_type
 
 MAX_TIME_MS = 24 * 3600 * 1000

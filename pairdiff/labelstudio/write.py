@@ -15,8 +15,8 @@ from xml.sax.saxutils import quoteattr
 
 from pairdiff.coords import to_label_studio
 from pairdiff.geometry import Box, Frame
-from pairdiff.labelstudio_config import LSMapping, Role, parse_config
-from pairdiff.labelstudio_values import TIERS, ValueMap, parse_value_map
+from pairdiff.labelstudio.config import LSMapping, Role, parse_config
+from pairdiff.labelstudio.mapping import TIERS, ValueMap, parse_value_map
 from pairdiff.taxonomy import MINCU
 
 

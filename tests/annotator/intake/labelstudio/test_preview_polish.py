@@ -9,7 +9,7 @@ import json
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from annotator.models import Change, Pair
-from tests.annotator.test_labelstudio import (
+from tests.annotator.intake.labelstudio.test_importing import (
     AGREED,
     TWO_BY_TWO,
     _box,

@@ -1,8 +1,8 @@
 import pytest
 
-from pairdiff.labelstudio_config import ConfigUnusable, infer_mapping, parse_config
-from pairdiff.labelstudio_refs import ImageFinder, ImageNotFound, parse_reference
-from pairdiff.labelstudio_values import UnknownValue, parse_value_map
+from pairdiff.labelstudio.config import ConfigUnusable, infer_mapping, parse_config
+from pairdiff.labelstudio.mapping import UnknownValue, parse_value_map
+from pairdiff.labelstudio.refs import ImageFinder, ImageNotFound, parse_reference
 
 TWO_IMAGES = """<View>
   <Image name="{first}" value="${first_key}"/>

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from pairdiff import strictjson, strictyaml
-from pairdiff.labelstudio_config import DEFAULT_SEPARATORS, ConfigUnusable, check_roles
+from pairdiff.labelstudio.config import DEFAULT_SEPARATORS, ConfigUnusable, check_roles
 
 TIERS = ("excellent", "good", "fair", "poor")
 SIDES = ("a", "b", "none")

@@ -13,12 +13,11 @@ from PIL import Image
 from rest_framework.test import APIClient
 from skimage import data
 
-from annotator.models import Pair
+from annotator.models import GoldAnswer, Pair
 from jobs.models import Job, JobKind, JobStatus
 from pairdiff.synth.custom import CATEGORIES
 from projects.creating import project_create
 from projects.models import Preset
-from review.models import GoldAnswer
 from tests.conftest import PASSWORD
 
 

@@ -3,11 +3,11 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand
 
+from annotator.intake.synthesis import SynthesisUnusable, synthesis_options, synthesis_run
 from jobs.lifecycle import job_create
 from jobs.models import JobKind
 from pairdiff.synth.custom import CATEGORIES
 from projects.models import Project
-from review.synthesis import SynthesisUnusable, synthesis_options, synthesis_run
 
 EXIT_ALL_MADE, EXIT_SOME_SKIPPED, EXIT_UNUSABLE = 0, 1, 2
 

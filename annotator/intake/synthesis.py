@@ -19,6 +19,7 @@ from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 
+from annotator.intake.gold import gold_answer_set
 from annotator.models import Pair
 from annotator.priorities import queue_priorities_refresh
 from annotator.services import PairInput, PairRejected, image_limits, pair_check, pairs_store
@@ -30,7 +31,6 @@ from pairdiff.sources import ImageSource, SourceError, open_source
 from pairdiff.synth.base import SynthChange, SynthPair
 from pairdiff.synth.custom import CATEGORIES, Photo, PhotoUnusable, photo_load, plan, synthesize
 from projects.models import Project
-from review.services import gold_answer_set
 
 MAX_PER_IMAGE = 50
 MAX_ZIP_BYTES = 2 * 1024**3

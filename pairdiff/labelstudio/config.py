@@ -15,7 +15,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
-from pairdiff.labelstudio_refs import looks_like_image
+from pairdiff.labelstudio.refs import looks_like_image
 
 MAX_CONFIG_BYTES = 256 * 1024
 

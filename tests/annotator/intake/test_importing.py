@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from annotator.importing import ImportUnusable, pairs_import
+from annotator.intake.importing import ImportUnusable, pairs_import
 from annotator.models import Pair, PairEvent
 from jobs.lifecycle import job_create
 from jobs.models import Job, JobKind, JobStatus
@@ -220,7 +220,7 @@ def test_unusable_input_fails_the_job_and_writes_nothing(project, tmp_path, name
 def test_the_images_source_reads_files_up_to_the_configured_limit(
     project, tmp_path, settings, monkeypatch
 ):
-    from annotator import importing
+    from annotator.intake import importing
 
     limits = []
     real_open = importing.open_source

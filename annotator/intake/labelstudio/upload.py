@@ -13,17 +13,17 @@ from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 
-from annotator.importing import ImportUnusable
-from annotator.labelstudio_plan import LSInput, LSPreview, labelstudio_preview
+from annotator.intake.importing import ImportUnusable
+from annotator.intake.labelstudio.plan import LSInput, LSPreview, labelstudio_preview
+from annotator.intake.uploads import MAX_MANIFEST_BYTES, MAX_ZIP_BYTES
 from annotator.services import image_limits
 from annotator.tasks import import_pairs_job
-from annotator.uploads import MAX_MANIFEST_BYTES, MAX_ZIP_BYTES
 from config.enqueue import enqueue_on_commit
 from jobs.lifecycle import job_create
 from jobs.models import Job, JobKind
 from jobs.tempdirs import job_tempdir
-from pairdiff.labelstudio_config import MAX_CONFIG_BYTES
-from pairdiff.labelstudio_values import MAX_MAPPING_BYTES
+from pairdiff.labelstudio.config import MAX_CONFIG_BYTES
+from pairdiff.labelstudio.mapping import MAX_MAPPING_BYTES
 from pairdiff.sources import SourceError, open_source
 from projects.models import Project
 

@@ -1,6 +1,7 @@
 """What a Label Studio import will do, worked out before anything is written: the mapping (from
 the labelling config, or inferred), the lead's value mapping, who the authors become, and for a
-dry run the count of every outcome. The import (``annotator.labelstudio``) runs the same checks.
+dry run the count of every outcome. The import (``importing``, next to this module) runs the
+same checks.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.files.storage import default_storage
 
-from annotator.importing import ImportUnusable
+from annotator.intake.importing import ImportUnusable
 from annotator.models import Pair
 from annotator.services import (
     CheckedPair,
@@ -26,7 +27,9 @@ from annotator.submitting import answer_rules
 from pairdiff.answers import Answer, AnswerInvalid, parse_answer
 from pairdiff.geometry import Frame
 from pairdiff.images import ImageRejected
-from pairdiff.labelstudio import (
+from pairdiff.labelstudio.config import ConfigUnusable, LSMapping
+from pairdiff.labelstudio.mapping import SIDES, TIERS, ValueMap, norm, parse_value_map
+from pairdiff.labelstudio.read import (
     LSAnnotation,
     LSPrediction,
     LSTask,
@@ -37,10 +40,8 @@ from pairdiff.labelstudio import (
     resolve_mapping,
     task_in_frames,
 )
-from pairdiff.labelstudio_config import ConfigUnusable, LSMapping
-from pairdiff.labelstudio_refs import ImageFinder, ImageNotFound, parse_reference
-from pairdiff.labelstudio_skeleton import mapping_skeleton, problem_kind
-from pairdiff.labelstudio_values import SIDES, TIERS, ValueMap, norm, parse_value_map
+from pairdiff.labelstudio.refs import ImageFinder, ImageNotFound, parse_reference
+from pairdiff.labelstudio.skeleton import mapping_skeleton, problem_kind
 from pairdiff.manifest import RowError
 from pairdiff.sources import ImageSource
 from projects.models import Membership, Project, Role
@@ -177,7 +178,7 @@ def read_image(
     reference: str, source: ImageSource, finder: ImageFinder, *, project: Project
 ) -> tuple[str, bytes]:
     """(name, bytes) of the image a reference names: a file of the folder or zip staged with
-    the import, by the rule of ``pairdiff.labelstudio_refs``, else, for ``s3://<our
+    the import, by the rule of ``pairdiff.labelstudio.refs``, else, for ``s3://<our
     bucket>/<key>``, the object of the storage Diffmark itself uses when the key lies under one
     of the importing project's own prefixes (``project_prefixes``). Another project's key and a
     key that does not exist get the very same ImageNotFound: the answer tells nothing about

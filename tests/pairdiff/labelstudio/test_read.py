@@ -6,7 +6,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from pairdiff.geometry import Frame
-from pairdiff.labelstudio import (
+from pairdiff.labelstudio.read import (
     LSAnnotation,
     LSUnusable,
     ReadOptions,
@@ -15,8 +15,8 @@ from pairdiff.labelstudio import (
     read_export,
     task_in_frames,
 )
-from pairdiff.labelstudio_export import LABEL_CONFIG, label_config, release_tasks
-from pairdiff.labelstudio_refs import ImageFinder, ImageNotFound
+from pairdiff.labelstudio.refs import ImageFinder, ImageNotFound
+from pairdiff.labelstudio.write import LABEL_CONFIG, label_config, release_tasks
 
 
 def _box(side: str, x, y, w, h, *, label="attribute", size=(640, 480), **extra) -> dict:

@@ -8,9 +8,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
-from annotator.importing import ImportUnusable
-from annotator.labelstudio import labelstudio_import
-from annotator.labelstudio_plan import LSInput
+from annotator.intake.importing import ImportUnusable
+from annotator.intake.labelstudio.importing import labelstudio_import
+from annotator.intake.labelstudio.plan import LSInput
 from annotator.models import (
     Annotation,
     Assignment,

@@ -4,8 +4,8 @@ offers for values that map to nothing."""
 import pytest
 import yaml
 
-from pairdiff.labelstudio_config import parse_config
-from pairdiff.labelstudio_skeleton import mapping_skeleton, problem_kind, unknown_value
+from pairdiff.labelstudio.config import parse_config
+from pairdiff.labelstudio.skeleton import mapping_skeleton, problem_kind, unknown_value
 
 IMAGES = """<Image name="a" value="$image_a"/><RectangleLabels name="box_a" toName="a"/>
 <Image name="b" value="$image_b"/><RectangleLabels name="box_b" toName="b"/>"""

@@ -2,7 +2,7 @@
 (submitted through the same service as an annotator's answer), and its model predictions.
 
 Authors are the members the lead mapped Label Studio users to, or else accounts made for this
-project that nobody can log in as (``labelstudio_plan.author_account``).
+project that nobody can log in as (``plan.author_account``).
 """
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ from dataclasses import dataclass, field
 
 from django.db import IntegrityError, transaction
 
-from annotator.import_checks import CHECK_THREADS
-from annotator.importing import (
+from annotator.intake.checks import CHECK_THREADS
+from annotator.intake.importing import (
     ImportReport,
     ImportUnusable,
     Progress,
     import_batches,
 )
-from annotator.labelstudio_plan import (
+from annotator.intake.labelstudio.plan import (
     Checked,
     LSInput,
     LSPlan,
@@ -41,9 +41,9 @@ from annotator.services import (
 from annotator.submitting import SubmitConflict, annotation_submit
 from jobs.lifecycle import job_finish
 from jobs.models import Job, JobStatus
-from pairdiff.labelstudio import LSTask
-from pairdiff.labelstudio_export import ExportProfile
-from pairdiff.labelstudio_refs import ImageFinder
+from pairdiff.labelstudio.read import LSTask
+from pairdiff.labelstudio.refs import ImageFinder
+from pairdiff.labelstudio.write import ExportProfile
 from pairdiff.manifest import RowError
 from pairdiff.sources import ImageSource, SourceError, open_source
 from projects.members import membership_set

@@ -5,16 +5,17 @@ from pathlib import Path
 
 import pytest
 
-from annotator import import_checks, importing
-from annotator.import_checks import RowChecker
-from annotator.importing import pairs_import
+from annotator.intake import checks as import_checks
+from annotator.intake import importing
+from annotator.intake.checks import RowChecker
+from annotator.intake.importing import pairs_import
 from annotator.models import Pair, PairEvent
 from jobs.lifecycle import job_create
 from jobs.models import JobKind, JobStatus
 from pairdiff.images import ImageLimits
 from pairdiff.manifest import ManifestRow
 from projects.creating import project_create
-from tests.annotator.test_importing import _write_jsonl
+from tests.annotator.intake.test_importing import _write_jsonl
 from tests.images import edited_pair, photo_bytes
 
 

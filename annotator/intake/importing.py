@@ -11,7 +11,7 @@ from typing import TypeVar
 
 from django.db import DatabaseError, IntegrityError
 
-from annotator.import_checks import Outcome, RowChecker
+from annotator.intake.checks import Outcome, RowChecker
 from annotator.services import (
     CheckedPair,
     PairRejected,
@@ -28,7 +28,7 @@ from projects.models import Project
 
 log = logging.getLogger(__name__)
 # Rows stored in one transaction, and progress written after each; the image bytes of
-# (1 + import_checks.AHEAD) batches are in memory at once.
+# (1 + checks.AHEAD) batches are in memory at once.
 BATCH_SIZE = 25
 Progress = Callable[[int, int], None]
 

@@ -74,12 +74,12 @@ def test_a_flat_photo_ends_its_job_with_reasons(vdiff, django_capture_on_commit_
 def test_a_job_whose_work_raises_is_failed_not_left_running(
     vdiff, monkeypatch, django_capture_on_commit_callbacks
 ):
-    import review.synthesis
+    import annotator.intake.synthesis
 
     def broken(*args, **kwargs):
         raise MemoryError("out of memory in the middle of an edit")
 
-    monkeypatch.setattr(review.synthesis, "synthesize", broken)
+    monkeypatch.setattr(annotator.intake.synthesis, "synthesize", broken)
     client = APIClient()
     client.force_authenticate(member(vdiff, "boss", "lead"))
 

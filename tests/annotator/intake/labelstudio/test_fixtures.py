@@ -13,18 +13,18 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
-from annotator.labelstudio_plan import author_username
+from annotator.intake.labelstudio.plan import author_username
 from annotator.models import Annotation, Pair, PairStatus, Prediction
 from jobs.models import Job, JobStatus
-from pairdiff.labelstudio import ReadOptions, parse_export, resolve_mapping
-from pairdiff.labelstudio_values import parse_value_map
+from pairdiff.labelstudio.mapping import parse_value_map
+from pairdiff.labelstudio.read import ReadOptions, parse_export, resolve_mapping
 from pairdiff.release.splits import SplitPlan
 from projects.creating import project_create
 from projects.members import membership_set, user_ensure
 from projects.models import Membership, Role, TierRule
 from review.releases import release_create
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "labelstudio"
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "labelstudio"
 MINCU = FIXTURES / "mincu"
 EXPECTED = json.loads((MINCU / "expected.json").read_text())
 EXPORT = json.loads((MINCU / "export.json").read_text())
@@ -470,8 +470,8 @@ def test_rotated_boxes_are_refused_when_the_project_says_so(vdiff_project, capsy
 
 
 def test_s3_reference_to_our_own_bucket_is_read_from_storage(ls_project, settings, tmp_path):
-    from annotator.labelstudio_plan import read_image
-    from pairdiff.labelstudio_refs import ImageFinder, ImageNotFound
+    from annotator.intake.labelstudio.plan import read_image
+    from pairdiff.labelstudio.refs import ImageFinder, ImageNotFound
     from pairdiff.sources import open_source
 
     settings.AWS_STORAGE_BUCKET_NAME = "our-bucket"

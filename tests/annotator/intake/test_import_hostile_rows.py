@@ -11,8 +11,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import DataError
 from rest_framework.test import APIClient
 
-from annotator import importing
-from annotator.importing import pairs_import
+from annotator.intake import importing
+from annotator.intake.importing import pairs_import
 from annotator.models import Pair
 from jobs.lifecycle import job_create
 from jobs.models import Job, JobKind, JobStatus

@@ -1,5 +1,5 @@
 """What a Label Studio preview found unmapped, as a mapping the lead fills in: each value that
-maps to nothing (named in the problems' messages, labelstudio_values.UnknownValue) listed
+maps to nothing (named in the problems' messages, mapping.UnknownValue) listed
 under its section, with the names it may map to."""
 
 from __future__ import annotations

@@ -5,16 +5,16 @@ from pathlib import Path
 
 import pytest
 
-from pairdiff.labelstudio import (
+from pairdiff.labelstudio.mapping import parse_value_map
+from pairdiff.labelstudio.read import (
     LSUnusable,
     ReadOptions,
     load_export,
     parse_export,
     resolve_mapping,
 )
-from pairdiff.labelstudio_values import parse_value_map
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "labelstudio"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "labelstudio"
 MAPPINGS = {"mincu": "mapping.yaml", "vdiff": "mapping.json"}
 
 
