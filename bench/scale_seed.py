@@ -172,16 +172,8 @@ def seed_project(
     from jobs.models import Job
     from projects.creating import project_create
     from projects.models import Membership
-    from review.models import (
-        Agreement,
-        Evaluation,
-        GoldAnswer,
-        GoldScore,
-        QuestionEdit,
-        Release,
-        ReleaseRecord,
-        Resolution,
-    )
+    from releases.models import Evaluation, QuestionEdit, Release, ReleaseRecord
+    from review.models import Agreement, GoldAnswer, GoldScore, Resolution
     from tests.images import edited_pair
 
     started = time.perf_counter()
@@ -463,7 +455,7 @@ def _seed_releases(project, rng, now, lead_id: int, researcher_id: int, rows: di
     from django.db import connection
 
     from annotator.models import Pair
-    from review.models import Evaluation, Release, ReleaseRecord
+    from releases.models import Evaluation, Release, ReleaseRecord
 
     splits = ["train", "val", "test"]
     accepted = list(

@@ -43,9 +43,11 @@ from annotator.uploads import import_queue
 from config.celery import app as celery_app
 from jobs.models import Job, JobStatus
 from pairdiff.release.splits import SplitPlan
-from review.models import Agreement, Release, ReleaseStatus
-from review.releases import release_create, release_retry
-from review.tasks import build_release, fail_stale_releases, resend_review_work
+from releases.building import release_create, release_retry
+from releases.models import Release, ReleaseStatus
+from releases.tasks import build_release, fail_stale_releases
+from review.models import Agreement
+from review.tasks import resend_review_work
 from tests.conftest import reset_broker_pool
 from tests.factories import answer, make_accepted, make_pair
 from tests.images import edited_pair
