@@ -23,6 +23,7 @@ EXTENSIONS = {"JPEG": "jpg", "PNG": "png", "WEBP": "webp", "TIFF": "tif", "BMP":
 
 
 def image_path(pair: Pair, side: str) -> str:
+    """The name of a side's original in the release's folder."""
     fmt = pair.format_a if side == "a" else pair.format_b
     return f"images/{pair.pk}_{side}.{EXTENSIONS.get(fmt, fmt.lower() or 'bin')}"
 

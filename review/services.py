@@ -1,6 +1,6 @@
 """Writes of the review side that have no module of their own: a pair's known (gold) answer and
 queueing a project's agreement recompute. Verdicts are in agreement.py, lead decisions in
-resolutions.py, releases in releases.py."""
+resolutions.py; releases are an app of their own (releases/)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ broker, a PostgreSQL restart under a running annotation loop.
 
 Workers are real Celery processes on PostgreSQL and Redis. A killed worker's message would come
 back only after the broker's visibility timeout (an hour by default); recovery in time comes
-from the sweeps (jobs/sweeps.py, review/releases.py), which these tests send to a fresh
+from the sweeps (jobs/sweeps.py, releases/failing.py), which these tests send to a fresh
 worker started with small thresholds.
 """
 
