@@ -170,7 +170,7 @@ def sweep_files() -> dict[str, int]:
 
 @shared_task
 def fail_stale_jobs() -> list[int]:
-    """Beat: fail the running jobs whose worker stopped (releases: review.tasks)."""
+    """Beat: fail the running jobs whose worker stopped (releases: releases.tasks)."""
     return jobs_fail_stale()
 
 

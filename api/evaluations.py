@@ -17,15 +17,15 @@ from api.pairs import JobStartedSerializer, job_started
 from api.parsers import FormParser, MultiPartParser
 from pairdiff.scoring.predictions import COORDS
 from pairdiff.scoring.text import DEFAULT, THRESHOLDS
-from review.evaluations import (
+from releases.evaluations import (
     MAX_PREDICTIONS_BYTES,
     EvaluationRefused,
     evaluation_create,
     evaluations_of,
     too_large_message,
 )
-from review.models import Evaluation
-from review.selectors import release_visible
+from releases.models import Evaluation
+from releases.selectors import release_visible
 
 
 class EvaluationSerializer(serializers.ModelSerializer):

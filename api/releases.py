@@ -25,9 +25,9 @@ from pairdiff.release.options import ReleaseOptions
 from pairdiff.release.splits import DIFFICULTIES, SPLITS, SplitPlan, SplitPlanInvalid
 from projects import access
 from projects.models import Project, Role
-from review.models import Release
-from review.releases import ReleaseRefused, release_create
-from review.selectors import release_visible, releases_visible
+from releases.building import ReleaseRefused, release_create
+from releases.models import Release
+from releases.selectors import release_visible, releases_visible
 
 log = logging.getLogger(__name__)
 

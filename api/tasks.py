@@ -13,7 +13,7 @@ from api.pairs import JobSerializer, PairSerializer
 from api.releases import ReleaseSerializer
 from api.webhooks import EndpointSerializer
 from jobs.models import Job
-from review.models import Evaluation, Release
+from releases.models import Evaluation, Release
 from webhooks.delivery import deliveries_resend, delivery_attempt, events_prune
 from webhooks.models import Endpoint, Event, ObjectKind
 from webhooks.outbox import webhook_sender_register

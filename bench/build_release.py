@@ -188,7 +188,7 @@ def main() -> None:
         from annotator.models import Pair
         from pairdiff.release.options import ReleaseOptions
         from pairdiff.release.splits import MINCU_TEST_RATIO, SplitPlan
-        from review.releases import release_build, release_register
+        from releases.building import release_build, release_register
         from review.standing import standing_answers
 
         started = time.perf_counter()
@@ -202,7 +202,7 @@ def main() -> None:
         options = ReleaseOptions(allow_baselines=True)
         release = release_register(project=project, name="bench", plan=plan, options=options)
         logging.basicConfig(format="  %(message)s")
-        logging.getLogger("review.releases").setLevel(logging.INFO)
+        logging.getLogger("releases.building").setLevel(logging.INFO)
         profile = cProfile.Profile() if args.profile else None
         started, cpu = time.perf_counter(), time.process_time()
         children = _children_cpu()

@@ -212,7 +212,7 @@ def _seeded_again(n_pairs: int):
     from bench.scale_seed import Seeded
     from jobs.models import Job
     from projects.models import Project
-    from review.models import Release
+    from releases.models import Release
 
     project = Project.objects.get(slug="scale")
     pairs = Pair.objects.filter(project=project)

@@ -174,15 +174,8 @@ def seed_project(
     from jobs.models import Job
     from projects.creating import project_create
     from projects.models import Membership
-    from review.models import (
-        Agreement,
-        Evaluation,
-        GoldScore,
-        QuestionEdit,
-        Release,
-        ReleaseRecord,
-        Resolution,
-    )
+    from releases.models import Evaluation, QuestionEdit, Release, ReleaseRecord
+    from review.models import Agreement, GoldScore, Resolution
     from tests.images import edited_pair
 
     started = time.perf_counter()

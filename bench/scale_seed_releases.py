@@ -13,7 +13,7 @@ def seed_releases(project, rng, now, lead_id: int, researcher_id: int, rows: dic
     from django.db import connection
 
     from annotator.models import Pair
-    from review.models import Evaluation, Release, ReleaseRecord
+    from releases.models import Evaluation, Release, ReleaseRecord
 
     splits = ["train", "val", "test"]
     accepted = list(

@@ -44,6 +44,7 @@ INSTALLED_APPS = [
     "jobs",
     "annotator",
     "review",
+    "releases",
     "console",
     "api",
 ]
@@ -63,8 +64,9 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
-    # No broker: the sweeps that beat would run ride on a request now and then (review.maintenance).
-    "review.maintenance.SweepWithoutWorkerMiddleware",
+    # No broker: the sweeps that beat would run ride on a request now and then
+    # (console.maintenance).
+    "console.maintenance.SweepWithoutWorkerMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -356,7 +358,7 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     # Several models have a `status` with its own choices; named here, or drf-spectacular makes
     # up "Status203Enum" and warns (which fails `check --deploy`).
-    "ENUM_NAME_OVERRIDES": {"ReleaseStatusEnum": "review.models.ReleaseStatus"},
+    "ENUM_NAME_OVERRIDES": {"ReleaseStatusEnum": "releases.models.ReleaseStatus"},
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "api.schema.add_common_errors",

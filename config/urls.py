@@ -10,6 +10,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include("api.urls")),
     path("review/", include("review.urls")),
+    path("review/", include("releases.urls")),
     path("account/", include("accounts.urls")),
     path("", include("console.urls")),
 ]

@@ -11,9 +11,9 @@ from pairdiff.release.splits import SplitPlan
 from pairdiff.synth import TWINS
 from projects.members import SIMULATED_ANNOTATORS, membership_set, user_ensure
 from projects.models import Project, Role
+from releases.building import release_build, release_register
+from releases.models import Release, ReleaseStatus
 from review.agreement import agreement_compute
-from review.models import Release, ReleaseStatus
-from review.releases import release_build, release_register
 
 SIMULATED = SIMULATED_ANNOTATORS
 RELEASE_NAME = "demo-v1"

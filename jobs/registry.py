@@ -1,6 +1,7 @@
 """Which Celery task does which kind of work.
 
-The tasks live in the apps above (``annotator.tasks``, ``review.tasks``) and register here when
+The tasks live in the apps above (``annotator.tasks``, ``review.tasks``, ``releases.tasks``) and
+register here when
 their app is ready; the code that triggers work (a submit, a sweep, a queued job) asks the
 registry by kind, so nothing has to import a task module above it.
 """

@@ -95,7 +95,7 @@ def jobs_fail_stale(*, now: datetime | None = None) -> list[int]:
     """Fail the running jobs whose worker stopped (killed, or cut off from the database), with a
     message saying what is kept and what to do: at once when its process on this host is gone
     (``jobs_fail_orphaned``), else once its heartbeat is DIFFMARK_STALE_JOB_MINUTES old. Release
-    jobs are left to ``review.releases.releases_fail_stale``, which also fails the release."""
+    jobs are left to ``releases.failing.releases_fail_stale``, which also fails the release."""
     now = now or timezone.now()
     minutes = settings.DIFFMARK_STALE_JOB_MINUTES
     failed = jobs_fail_orphaned(now=now)

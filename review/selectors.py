@@ -1,4 +1,4 @@
-"""Reads of the review side: the standing decision, disputes, spot-checks, visible releases."""
+"""Reads of the review side: the standing decision, disputes, spot-checks."""
 
 from __future__ import annotations
 
@@ -10,9 +10,8 @@ from django.db.models import Exists, OuterRef, QuerySet
 
 from annotator.models import Annotation, Change, Pair, PairStatus
 from config import rows
-from projects import access
-from projects.models import Project, Role
-from review.models import Decision, Release, ReleaseStatus, Resolution
+from projects.models import Project
+from review.models import Decision, Resolution
 
 
 @cache
@@ -61,22 +60,3 @@ def spot_check_sample(project: Project, *, n: int, seed: int | None = None) -> l
     ids = list(auto.values_list("pk", flat=True))
     chosen = random.Random(seed).sample(ids, min(n, len(ids)))
     return list(Pair.objects.filter(pk__in=chosen).order_by("id"))
-
-
-def releases_visible(user, project: Project, *, role: Role | None = None) -> QuerySet[Release]:
-    """Releases of the project the user may read (rule: access.release_may_read); ``role`` when
-    the caller knows it already."""
-    role = role if role is not None else access.project_role(user, project)
-    releases = Release.objects.filter(project=project).select_related("project", "job")
-    if access.release_may_read(role, ready=False):
-        return releases
-    if access.release_may_read(role, ready=True):
-        return releases.filter(status=ReleaseStatus.READY)
-    return releases.none()
-
-
-def release_visible(user, pk: int) -> Release | None:
-    release = Release.objects.select_related("project").filter(pk=pk).first()
-    if release is None or not releases_visible(user, release.project).filter(pk=pk).exists():
-        return None
-    return release

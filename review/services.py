@@ -1,6 +1,6 @@
 """Writes of the review side that have no module of their own: queueing a project's agreement
-recompute. Verdicts are in agreement.py, lead decisions in resolutions.py, releases in
-releases.py; a pair's known (gold) answer is annotator.intake.gold."""
+recompute. Verdicts are in agreement.py, lead decisions in resolutions.py; a pair's known (gold)
+answer is annotator.intake.gold; releases are an app of their own (releases/)."""
 
 from __future__ import annotations
 

@@ -6,9 +6,7 @@ from jobs.lifecycle import job_claim
 from jobs.models import Job, JobKind
 from jobs.registry import Work, task_register
 from review.agreement import agreement_compute, agreements_recompute, gold_score_compute
-from review.evaluations import evaluation_run
 from review.figures import figures_refresh_due
-from review.releases import release_build, releases_fail_stale
 from review.sweeps import review_work_resend
 
 
@@ -32,12 +30,6 @@ def recompute_agreements(job_id: int) -> dict | None:
     return job.result
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True)
-def build_release(release_id: int) -> str:
-    """Build a release; a message sent twice builds it once (the build claims its job)."""
-    return release_build(release_id).status
-
-
 @shared_task
 def resend_review_work() -> dict[str, int]:
     """Beat: send again the cross-checks and gold scores whose message was lost."""
@@ -51,25 +43,6 @@ def refresh_project_figures() -> list[int]:
     return figures_refresh_due()
 
 
-@shared_task
-def fail_stale_releases() -> list[int]:
-    """Beat: fail the release builds whose worker stopped; they can be built again."""
-    return releases_fail_stale()
-
-
-@shared_task(acks_late=True)
-def score_evaluation(evaluation_id: int) -> str:
-    """Score uploaded predictions; a message sent twice scores once (the job is claimed)."""
-    return evaluation_run(evaluation_id).status
-
-
-def _params(key: str):
-    """The task argument of a job kept in its params (None: the job cannot be sent)."""
-    return lambda job: (job.params[key],) if job.params.get(key) else None
-
-
 task_register(kind=Work.CROSS_CHECK, task=compute_agreement)
 task_register(kind=Work.GOLD_SCORE, task=score_gold_annotation)
 task_register(kind=JobKind.RECOMPUTE, task=recompute_agreements)
-task_register(kind=JobKind.RELEASE, task=build_release, job_args=_params("release"))
-task_register(kind=JobKind.EVALUATE, task=score_evaluation, job_args=_params("evaluation"))

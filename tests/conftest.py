@@ -44,7 +44,7 @@ def _media_root(settings, tmp_path):
 def project(db):
     project = project_create(slug="cars", name="Cars", preset=Preset.MINCU)
     # The fixtures' few look-alike pairs make questions any text-only baseline answers; the
-    # limit on baselines has tests of its own (tests/review/test_release_questions.py).
+    # limit on baselines has tests of its own (tests/releases/test_release_questions.py).
     project.question_baseline_limit = 1.0
     project.save(update_fields=["question_baseline_limit"])
     return project

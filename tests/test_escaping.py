@@ -17,9 +17,9 @@ from jobs.models import Job, JobStatus
 from pairdiff.release.splits import SplitPlan
 from projects.creating import project_create
 from projects.models import Preset, Role
+from releases.building import release_create
 from review.agreement import agreement_compute
 from review.models import Decision
-from review.releases import release_create
 from review.resolutions import resolution_record
 from tests.conftest import member
 from tests.factories import answer, make_accepted, make_pair
@@ -143,11 +143,11 @@ PAGES = [
     ("lead", "annotator:job", "job", ["job_message", "job_error"]),
     ("lead", "annotator:project_settings", "slug", ["project_name", "guidelines", "licence"]),
     ("lead", "annotator:members", "slug", ["project_name"]),
-    ("lead", "review:releases", "slug", ["release_name"]),
-    ("lead", "review:release", "release", ["release_name", "project_description"]),
+    ("lead", "releases:releases", "slug", ["release_name"]),
+    ("lead", "releases:release", "release", ["release_name", "project_description"]),
     ("lead", "annotator:upload", "slug", ["project_name"]),
     ("lead", "annotator:screening", "slug", ["project_name"]),
-    ("lead", "review:questions", "slug", []),
+    ("lead", "releases:questions", "slug", []),
 ]
 
 

@@ -13,7 +13,8 @@ from rest_framework.test import APIClient
 from accounts.services import token_create
 from annotator.leasing import assignment_lease_next
 from jobs.models import Job
-from review.models import Decision, Release, ReleaseStatus
+from releases.models import Release, ReleaseStatus
+from review.models import Decision
 from review.resolutions import resolution_record
 from tests.factories import answer, make_pair
 from webhooks.models import Endpoint
@@ -69,18 +70,18 @@ MATRIX = [
     ("review:dashboard", "get", "slug", _page()),
     ("review:adjudicate", "get", "pair", _page()),
     ("review:gold_feedback", "get", "assignment", NOT_YOURS_PAGE),
-    ("review:releases", "get", "slug", _page(researcher=200)),
-    ("review:release", "get", "release", _page(annotator_1=404, researcher=200)),
-    ("review:release_retry", "post", "release", _page(lead=302)),  # refused: not failed
+    ("releases:releases", "get", "slug", _page(researcher=200)),
+    ("releases:release", "get", "release", _page(annotator_1=404, researcher=200)),
+    ("releases:release_retry", "post", "release", _page(lead=302)),  # refused: not failed
     # no file sent: a message and back to the release page, for those who may score
     (
-        "review:release_evaluate",
+        "releases:release_evaluate",
         "post",
         "release",
         _page(annotator_1=404, researcher=302, lead=302),
     ),  # noqa: E501
-    ("review:questions", "get", "slug", _page()),
-    ("review:question", "post", "accepted", _page(lead=400)),  # no negatives given
+    ("releases:questions", "get", "slug", _page()),
+    ("releases:question", "post", "accepted", _page(lead=400)),  # no negatives given
     ("accounts:tokens", "get", None, _page(outsider=200, annotator_1=200, researcher=200)),
     # the token is the researcher's: nobody else can tell it exists
     ("accounts:token_revoke", "post", "token", _page(annotator_1=404, researcher=302, lead=404)),

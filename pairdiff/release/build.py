@@ -190,7 +190,7 @@ def release_files(
             report=report,
         ).encode(),
     }
-    # The Hugging Face configs of the shards review.releases writes beside these files.
+    # The Hugging Face configs of the shards releases.building writes beside these files.
     name = f"{meta.project_name} {meta.release_name}"
     rows = config_rows(files, records)  # read back once: the card and the shards use them
     header = card_header(files, records, licence=meta.licence, pretty_name=name, rows=rows)

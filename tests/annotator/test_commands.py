@@ -121,7 +121,7 @@ def test_demo_is_idempotent_and_keeps_gold_answers(db, capsys):
 
 
 def test_demo_work_leaves_verdicts_a_dispute_and_a_release_once(db, capsys):
-    from review.models import Release
+    from releases.models import Release
 
     call_command("demo", "--pairs", "10", "--seed", "2", "--worked", "5")
     call_command("demo", "--pairs", "10", "--seed", "2", "--worked", "5")  # adds nothing

@@ -26,11 +26,14 @@ from jobs.models import Job, JobKind, JobStatus
 from jobs.sweeps import jobs_fail_stale, jobs_resend_queued
 from pairdiff.release.splits import SplitPlan
 from projects.creating import project_create
-from review import releases as releases_module
-from review.models import Agreement, GoldScore, ReleaseStatus
-from review.releases import release_build, release_register, release_retry, releases_fail_stale
+from releases import building as releases_module
+from releases.building import release_build, release_register, release_retry
+from releases.failing import releases_fail_stale
+from releases.models import ReleaseStatus
+from releases.tasks import build_release
+from review.models import Agreement, GoldScore
 from review.sweeps import review_work_resend
-from review.tasks import build_release, compute_agreement
+from review.tasks import compute_agreement
 from tests.conftest import member, reset_broker_pool
 from tests.factories import answer, make_accepted, make_pair
 

@@ -6,8 +6,8 @@ from rest_framework.test import APIClient
 
 from accounts.services import token_create
 from pairdiff.release.splits import SplitPlan
-from review.models import Release, ReleaseStatus
-from review.releases import release_create
+from releases.building import release_create
+from releases.models import Release, ReleaseStatus
 from tests.factories import answer, make_accepted
 
 

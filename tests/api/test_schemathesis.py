@@ -28,7 +28,7 @@ from annotator.models import Pair
 from config.wsgi import application
 from jobs.models import Job
 from pairdiff.release.splits import SplitPlan
-from review.releases import release_create
+from releases.building import release_create
 from tests.factories import answer, make_accepted, make_pair
 from tests.images import edited_pair
 from webhooks.services import endpoint_create, endpoint_test

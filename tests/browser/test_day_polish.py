@@ -144,7 +144,7 @@ def test_lead_forms_and_delete_buttons_are_readable_in_both_themes(
     _readable(page, "form input[name=username]")
     _readable(page, "button:text-is('Change')")
     _readable(page, "button:text-is('Remove')")
-    page.goto(reverse("review:questions", args=[project.slug]))
+    page.goto(reverse("releases:questions", args=[project.slug]))
     _readable(page, "input[name=negative_1], input[name=negative_2]")
     _readable(page, "button[value=verify], button[value=reset], button[value=unverify]")
     page.goto(reverse("accounts:tokens"))

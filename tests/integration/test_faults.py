@@ -3,7 +3,7 @@ broker, a PostgreSQL restart under a running annotation loop.
 
 Workers are real Celery processes on PostgreSQL and Redis. A killed worker's message would come
 back only after the broker's visibility timeout (an hour by default); recovery in time comes
-from the sweeps (jobs/sweeps.py, review/releases.py), which these tests send to a fresh
+from the sweeps (jobs/sweeps.py, releases/failing.py), which these tests send to a fresh
 worker started with small thresholds.
 """
 
@@ -43,9 +43,11 @@ from annotator.tasks import fail_stale_jobs, import_pairs_job
 from config.celery import app as celery_app
 from jobs.models import Job, JobStatus
 from pairdiff.release.splits import SplitPlan
-from review.models import Agreement, Release, ReleaseStatus
-from review.releases import release_create, release_retry
-from review.tasks import build_release, fail_stale_releases, resend_review_work
+from releases.building import release_create, release_retry
+from releases.models import Release, ReleaseStatus
+from releases.tasks import build_release, fail_stale_releases
+from review.models import Agreement
+from review.tasks import resend_review_work
 from tests.conftest import reset_broker_pool
 from tests.factories import answer, make_accepted, make_pair
 from tests.images import edited_pair

@@ -283,8 +283,8 @@ def test_a_release_on_s3_is_downloaded_with_a_token_and_matches_its_manifest(
 
     from accounts.services import token_create
     from pairdiff.release.splits import SplitPlan
-    from review.models import ReleaseStatus
-    from review.releases import release_build, release_register
+    from releases.building import release_build, release_register
+    from releases.models import ReleaseStatus
     from tests.factories import answer, make_accepted
 
     pairs = make_accepted(project, [annotator_1, annotator_2], [answer(), answer()])
@@ -309,8 +309,8 @@ def test_a_failed_release_build_leaves_no_objects_on_s3(
     bucket, project, annotator_1, annotator_2, monkeypatch
 ):
     from pairdiff.release.splits import SplitPlan
-    from review import releases
-    from review.models import ReleaseStatus
+    from releases import building as releases
+    from releases.models import ReleaseStatus
     from tests.factories import answer, make_accepted
 
     make_accepted(project, [annotator_1, annotator_2], [answer(), answer()])

@@ -56,8 +56,9 @@ def test_a_release_build_whose_process_died_is_failed_at_once(
     project, annotator_1, annotator_2, lead
 ):
     from pairdiff.release.splits import SplitPlan
-    from review.models import ReleaseStatus
-    from review.releases import release_create, releases_fail_stale
+    from releases.building import release_create
+    from releases.failing import releases_fail_stale
+    from releases.models import ReleaseStatus
     from tests.factories import answer, make_accepted
 
     make_accepted(project, [annotator_1, annotator_2], [answer() for _ in range(3)])

@@ -14,8 +14,8 @@ from annotator.preannotation import preannotate_queue
 from config.after_response import AfterResponseMiddleware
 from jobs.models import JobStatus
 from pairdiff.release.splits import SplitPlan
-from review.models import ReleaseStatus
-from review.releases import release_create
+from releases.building import release_create
+from releases.models import ReleaseStatus
 from tests.factories import answer, make_accepted, make_pairs
 
 

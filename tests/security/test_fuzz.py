@@ -178,7 +178,7 @@ class Endpoint:
 def world(project, annotator_1, annotator_2, lead, researcher, disputed):
     """A project with a lease, an accepted pair, a disputed pair and a ready release."""
     from pairdiff.release.splits import SplitPlan
-    from review.releases import release_create
+    from releases.building import release_create
 
     make_accepted(project, [annotator_1, annotator_2], [answer() for _ in range(3)])
     make_pair(project)

@@ -21,7 +21,7 @@ from jobs.lifecycle import job_create
 from jobs.models import Job, JobKind, JobStatus
 from jobs.sweeps import jobs_fail_unstarted
 from pairdiff.release.splits import SplitPlan
-from review.releases import release_create
+from releases.building import release_create
 from tests.factories import answer, make_accepted, zip_of
 from tests.images import edited_pair
 

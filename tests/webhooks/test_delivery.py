@@ -20,15 +20,17 @@ from jobs.lifecycle import job_claim, job_create
 from jobs.models import Job, JobKind
 from jobs.sweeps import jobs_fail_stale
 from pairdiff.release.splits import SplitPlan
+from releases.building import release_build, release_register
+from releases.evaluations import evaluation_create
+from releases.failing import releases_fail_stale
+from releases.models import ReleaseStatus
 from review.agreement import agreement_compute
-from review.evaluations import evaluation_create
-from review.models import Decision, ReleaseStatus
-from review.releases import release_build, release_register, releases_fail_stale
+from review.models import Decision
 from review.resolutions import resolution_record
 from tests.factories import answer, make_accepted, make_pair
 from tests.images import edited_pair
-from tests.review.test_evaluations import _perfect
-from tests.review.test_releases import _bodies
+from tests.releases.test_evaluations import _perfect
+from tests.releases.test_releases import _bodies
 from tests.webhooks.conftest import api_client
 from webhooks.delivery import deliveries_resend, delivery_redeliver, events_prune
 from webhooks.models import SUBSCRIBABLE, Attempt, Delivery, DeliveryStatus, Endpoint, Event

@@ -22,7 +22,7 @@ from pairdiff.release.splits import SplitPlan
 from projects.creating import project_create
 from projects.members import membership_set, user_ensure
 from projects.models import Membership, Role, TierRule
-from review.releases import release_create
+from releases.building import release_create
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "labelstudio"
 MINCU = FIXTURES / "mincu"
