@@ -167,7 +167,9 @@ def _draft_change(group: list[dict], shared: list[dict], options: ReadOptions) -
 _TEXT_FIELDS = (Role.DESCRIPTION, Role.ENTITY_A, Role.ENTITY_B, Role.ENTITIES)
 
 
-def _category(group: list[dict], shared: list[dict], labels: list[str], options: ReadOptions) -> str:
+def _category(
+    group: list[dict], shared: list[dict], labels: list[str], options: ReadOptions
+) -> str:
     mapping = options.mapping
     assert mapping is not None
     picked = _choice(group, shared, mapping, Role.CATEGORY)
