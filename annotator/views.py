@@ -13,7 +13,8 @@ from annotator import selectors
 from annotator.leasing import (
     assignment_check_member,
     assignment_lease_ahead,
-    assignment_lease_next,
+    assignment_lease_next_in,
+    assignment_live,
 )
 from annotator.models import Assignment, AssignmentState, Pair, PairStatus
 from annotator.revising import annotation_reopen
@@ -22,7 +23,6 @@ from annotator.thumbnails import ThumbnailMissing, pair_thumbnail
 from annotator.workspace import workspace_context
 from config.htmx import HtmxHttpRequest
 from projects import access
-from projects.models import Project
 
 _MIME = {
     "JPEG": "image/jpeg",
@@ -46,7 +46,7 @@ def home(request: HttpRequest) -> HttpResponse:
         ]
         if access.role_may(role, access.Action.ANNOTATE):
             project.progress = selectors.annotator_progress(request.user, project)  # type: ignore[attr-defined]
-            project.live = selectors.assignment_live(request.user, project)  # type: ignore[attr-defined]
+            project.live = assignment_live(request.user, project)  # type: ignore[attr-defined]
     context = {"projects": projects, "may_create": access.project_may_create(request.user)}
     return render(request, "annotator/home.html", context)
 
@@ -55,8 +55,7 @@ def home(request: HttpRequest) -> HttpResponse:
 @login_required
 def lease_next(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     """Start or resume: the caller's next pair, as a page or (htmx) as the workspace fragment."""
-    project = _project_for_annotation(request, slug)
-    assignment = assignment_lease_next(project=project, user=request.user)
+    project, assignment = assignment_lease_next_in(slug=slug, user=request.user)
     if assignment is None:
         if request.htmx:
             response = render(request, "annotator/_queue_empty.html", {"project": project})
@@ -75,7 +74,7 @@ def lease_next(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 def lease_ahead(request: HttpRequest, slug: str) -> JsonResponse:
     """Lease the pair after the current one, for the workspace to preload: its images' URLs and
     its workspace fragment, swapped in right after submit without another request."""
-    project = _project_for_annotation(request, slug)
+    project, _ = access.project_for(request.user, slug, access.Action.ANNOTATE)
     assignment = assignment_lease_ahead(project=project, user=request.user)
     if assignment is None:
         return JsonResponse({"assignment": None, "images": []})
@@ -118,10 +117,6 @@ def workspace(request: HttpRequest, pk: int) -> HttpResponse:
         messages.info(request, "That pair is done; here is your next one.")
         return redirect("annotator:home")
     return render(request, "annotator/workspace.html", workspace_context(assignment))
-
-
-def _project_for_annotation(request: HttpRequest, slug: str) -> Project:
-    return access.project_for(request.user, slug, access.Action.ANNOTATE)[0]
 
 
 @require_GET
