@@ -59,7 +59,7 @@ class ProjectDetail(_ProjectMixin, generics.RetrieveAPIView):
 
     def retrieve(self, request, *args, **kwargs):
         response = super().retrieve(request, *args, **kwargs)
-        if response.data["role"] != Role.ANNOTATOR:
+        if access.role_may(Role(response.data["role"]), access.Action.SEE_VERDICTS):
             project = self.get_object()
             figures = figures_of(project)  # stored on a large project, with their time
             response.data["counts"]["accepted_by"] = (
