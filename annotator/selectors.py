@@ -40,7 +40,7 @@ def projects_for_user(user: AnyUser) -> QuerySet[Project]:
     status."""
     projects = Project.objects.all()
     if access.role_of(user) is None:
-        projects = projects.filter(memberships__user=user)
+        projects = projects.filter(memberships__user_id=user.pk)
     counts = {
         f"n_{status}": Count("pairs", filter=Q(pairs__status=status))
         for status in PairStatus.values
@@ -52,7 +52,7 @@ def roles_by_project(user: AnyUser) -> dict[int, Role]:
     everywhere = access.role_of(user)  # an admin's
     if everywhere is not None:
         return {pk: everywhere for pk in Project.objects.values_list("pk", flat=True)}
-    rows = Membership.objects.filter(user=user).values_list("project_id", "role")
+    rows = Membership.objects.filter(user_id=user.pk).values_list("project_id", "role")
     return {project_id: Role(role) for project_id, role in rows}
 
 
@@ -116,8 +116,9 @@ def annotator_submitted(user: User, project: Project, *, limit: int = 30) -> lis
     return out
 
 
-def pairs_edited_by(user: User, pair_ids: list[int]) -> set[int]:
-    """Those of the pairs whose submitted answer the user took back to edit at least once."""
+def pairs_edited_by(user: User | int, pair_ids: list[int]) -> set[int]:
+    """Those of the pairs whose submitted answer the user (or the user's id) took back to edit
+    at least once."""
     return set(
         PairEvent.objects.filter(
             pair_id__in=pair_ids, actor=user, kind=PairEventKind.REOPENED_TO_EDIT

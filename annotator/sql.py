@@ -161,11 +161,10 @@ def queue(vendor: str, gold: bool) -> tuple[str, tuple, dict[str, tuple[int, ...
     """The queue's first pair id as `selectors.pairs_queue` defines it, compiled once per
     shape: its SQL, its parameters, and the places of the project, the user and the overlap
     among them (`rows.bind`)."""
-    integer = IntegerField()
     first = pairs_queue(
-        project_id=rows.Slot("project", integer),
-        user_id=rows.Slot("user", integer),
-        overlap=rows.Slot("overlap", integer),
+        project_id=rows.Slot("project", IntegerField()),
+        user_id=rows.Slot("user", IntegerField()),
+        overlap=rows.Slot("overlap", IntegerField()),
         gold=gold,
     ).values("pk")[:1]
     sql, params, slots = rows.compiled(first)

@@ -131,7 +131,7 @@ def related_known(obj: models.Model, name: str, related: Sequence[models.Model])
     model, field = relation.related_model, relation.field.name  # type: ignore[union-attr]
     # The filter is deferred (as Django's related managers defer theirs): compiling it cost
     # more than the rest, and it is only applied if someone chains onto the queryset.
-    cached = model._default_manager.all()  # type: ignore[union-attr]
+    cached: Any = model._default_manager.all()  # type: ignore[union-attr]
     cached._defer_next_filter = True
     cached = cached.filter(**{field: obj})
     cached._result_cache = list(related)
