@@ -19,7 +19,7 @@ from django.db.models import (
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from accounts.users import AnyUser, User
+from accounts.users import User
 from annotator.models import (
     OPEN_STATUSES,
     Annotation,
@@ -35,12 +35,12 @@ from projects import access
 from projects.models import Membership, Project, Role
 
 
-def projects_for_user(user: AnyUser) -> QuerySet[Project]:
+def projects_for_user(user: User) -> QuerySet[Project]:
     """Projects the user belongs to (all for admins: a role everywhere), with pair counts per
     status."""
     projects = Project.objects.all()
     if access.role_of(user) is None:
-        projects = projects.filter(memberships__user_id=user.pk)
+        projects = projects.filter(memberships__user=user)
     counts = {
         f"n_{status}": Count("pairs", filter=Q(pairs__status=status))
         for status in PairStatus.values
@@ -48,11 +48,11 @@ def projects_for_user(user: AnyUser) -> QuerySet[Project]:
     return projects.annotate(n_pairs=Count("pairs"), **counts).order_by("name")
 
 
-def roles_by_project(user: AnyUser) -> dict[int, Role]:
+def roles_by_project(user: User) -> dict[int, Role]:
     everywhere = access.role_of(user)  # an admin's
     if everywhere is not None:
         return {pk: everywhere for pk in Project.objects.values_list("pk", flat=True)}
-    rows = Membership.objects.filter(user_id=user.pk).values_list("project_id", "role")
+    rows = Membership.objects.filter(user=user).values_list("project_id", "role")
     return {project_id: Role(role) for project_id, role in rows}
 
 
@@ -98,7 +98,7 @@ def annotation_editable(pair: Pair) -> bool:
     )
 
 
-def annotator_submitted(user: User, project: Project, *, limit: int = 30) -> list[Assignment]:
+def annotator_submitted(user, project: Project, *, limit: int = 30) -> list[Assignment]:
     """The annotator's latest submitted pairs in the project, each marked `editable`."""
     submitted = (
         Assignment.objects.filter(

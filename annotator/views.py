@@ -35,6 +35,7 @@ _MIME = {
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
+    assert request.user.is_authenticated  # @login_required; tells the type checker too
     projects = list(selectors.projects_for_user(request.user))
     roles = selectors.roles_by_project(request.user)
     # The attributes set here are for the template only (not model fields): hence the ignores.
@@ -74,6 +75,7 @@ def lease_next(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 def lease_ahead(request: HttpRequest, slug: str) -> JsonResponse:
     """Lease the pair after the current one, for the workspace to preload: its images' URLs and
     its workspace fragment, swapped in right after submit without another request."""
+    assert request.user.is_authenticated  # @login_required; tells the type checker too
     project, _ = access.project_for(request.user, slug, access.Action.ANNOTATE)
     assignment = assignment_lease_ahead(project=project, user=request.user)
     if assignment is None:
@@ -109,6 +111,7 @@ def annotation_edit(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 def workspace(request: HttpRequest, pk: int) -> HttpResponse:
+    assert request.user.is_authenticated  # @login_required; tells the type checker too
     assignment = get_object_or_404(
         Assignment.objects.select_related("pair__project"), pk=pk, annotator=request.user
     )
