@@ -5,13 +5,14 @@ from __future__ import annotations
 import hashlib
 import secrets
 from datetime import timedelta
-from functools import cache
 
 from django.contrib.auth import get_user_model
 from django.db import connection
 from django.utils import timezone
 
+from accounts import sql
 from accounts.models import ApiToken
+from accounts.users import User
 from config import rows
 
 _TOUCH_EVERY = timedelta(minutes=5)  # last_used_at is informative; don't write on every call
@@ -21,7 +22,7 @@ def token_hash(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
-def token_create(*, user, name: str = "") -> tuple[ApiToken, str]:
+def token_create(*, user: User, name: str = "") -> tuple[ApiToken, str]:
     """A new token and its secret; the secret is returned once and only its hash is kept."""
     secret = secrets.token_urlsafe(32)
     token = ApiToken.objects.create(
@@ -30,23 +31,9 @@ def token_create(*, user, name: str = "") -> tuple[ApiToken, str]:
     return token, secret
 
 
-@cache
-def _token_user_sql(vendor: str) -> str:
-    # Every API request asks this: hand-written (config.rows), the ORM's compiling cost more CPU
-    # than the database's answer. Read on every request, so a revoked token fails at once.
-    user = get_user_model()
-    t, u = rows.qn("t"), rows.qn("u")
-    return (
-        f"SELECT {t}.{rows.qn('id')}, {t}.{rows.qn('last_used_at')}, {rows.columns(user, 'u')} "
-        f"FROM {rows.table(ApiToken)} {t} INNER JOIN {rows.table(user)} {u} "
-        f"ON {u}.{rows.qn('id')} = {t}.{rows.qn('user_id')} "
-        f"WHERE {t}.{rows.qn('key_hash')} = %s AND {t}.{rows.qn('revoked_at')} IS NULL"
-    )
-
-
-def token_authenticate(*, secret: str):
+def token_authenticate(*, secret: str) -> User | None:
     """The active user a secret belongs to, or None (a hit marks the token as used)."""
-    row = rows.fetchone(_token_user_sql(connection.vendor), [token_hash(secret)])
+    row = rows.fetchone(sql.token_user(connection.vendor), [token_hash(secret)])
     if row is None:
         return None
     user = rows.from_row(get_user_model(), row, start=2)

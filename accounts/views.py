@@ -21,12 +21,12 @@ from accounts.throttle import TOO_MANY, LoginForm
 def tokens(request: HttpRequest) -> HttpResponse:
     """The caller's tokens and the form for a new one. A new token's secret is in this response
     only — not in a redirect's URL, not in the session — so it is never cached or stored."""
+    assert request.user.is_authenticated  # @login_required; tells the type checker too
     form = TokenForm(request.POST if request.method == "POST" else None)
     created = None
     if form.is_bound and form.is_valid():
         token, secret = token_create(user=request.user, name=form.cleaned_data["name"].strip())
         created, form = {"token": token, "secret": secret}, TokenForm()
-    assert request.user.is_authenticated  # @login_required; tells the type checker too
     context = {"form": form, "tokens": request.user.api_tokens.all(), "created": created}
     response = render(request, "accounts/tokens.html", context, status=400 if form.errors else 200)
     add_never_cache_headers(response)  # Cache-Control: no-store, among others

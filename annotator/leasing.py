@@ -4,22 +4,25 @@ Invariants (pinned by a concurrency test on PostgreSQL): no pair ever has more t
 live-or-submitted regular assignments, and nobody gets the same pair twice. The guard is the
 conditional update of `Pair.n_taken`, which holds on every database; row locks with SKIP LOCKED
 only keep concurrent callers from queueing behind each other on PostgreSQL.
+
+Its statements are hand-written in annotator/sql.py (why, and which tests pin them, is said
+there); this module binds their values and reads their rows.
 """
 
 from __future__ import annotations
 
 import random
 from datetime import datetime, timedelta
-from functools import cache
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.http import Http404
 from django.utils import timezone
 
+from accounts.users import AnyUser, User
+from annotator import sql
 from annotator.models import (
     OPEN_STATUSES,
     Assignment,
@@ -29,10 +32,9 @@ from annotator.models import (
     PairEventKind,
     PairStatus,
 )
-from annotator.selectors import assignment_live, queue_candidates
 from config import rows
-from projects.access import Action, member_check, member_role_sql, project_role, role_may
-from projects.models import Project, Role
+from projects import access
+from projects.models import Project
 
 _ATTEMPTS = 8  # candidates tried when concurrent callers keep winning the same pair
 
@@ -46,34 +48,51 @@ def lease_duration() -> timedelta:
 
 
 def assignment_lease_next(
-    *, project: Project, user, now: datetime | None = None, rng: random.Random | None = None
+    *, project: Project, user: User, now: datetime | None = None, rng: random.Random | None = None
 ) -> Assignment | None:
     """The caller's live lease in this project, renewed, or a new lease on the next pair.
 
     Gold pairs are mixed in at the project's gold rate; regular pairs someone else has already
-    started come first, so pairs get finished. None when nothing is left for this caller.
+    started come first, so pairs get finished. None when nothing is left for this caller. The
+    caller has checked that the user may annotate here (`assignment_lease_next_in` does both).
     """
-    now = now or timezone.now()
-    return _lease_next(project, user, assignment_live(user, project, now=now), now=now, rng=rng)
+    return _lease_next_by(user, "id", project.pk, now=now, rng=rng, project=project)[1]
 
 
 def assignment_lease_next_in(
-    *, slug: str, user, now: datetime | None = None, rng: random.Random | None = None
+    *, slug: str, user: AnyUser, now: datetime | None = None, rng: random.Random | None = None
 ) -> tuple[Project, Assignment | None]:
     """`assignment_lease_next` in the project named ``slug`` when the user may annotate there
-    (else Http404 or PermissionDenied, as `access.project_for`). The annotator's hot `next`:
-    the project, the caller's role, their live lease with its pair and, without a broker,
-    whether any lease has expired come in one statement."""
+    (else Http404 or PermissionDenied, as `access.project_for`): the one road of `next`, for the
+    workspace page and the API alike."""
+    return _lease_next_by(user, "slug", slug, now=now, rng=rng)
+
+
+def _lease_next_by(
+    user: AnyUser,
+    by: str,
+    key: object,
+    *,
+    now: datetime | None,
+    rng: random.Random | None,
+    project: Project | None = None,
+) -> tuple[Project, Assignment | None]:
+    """Both ways of `next`: the project (``by`` its "slug" or "id" ``key``), the caller's role,
+    their live lease with its pair and, without a broker, whether any lease has expired come in
+    one statement (sql.lease_start); then the lease renewed, or a new one. The role is checked
+    when the project is named by its slug (the caller of the other way has checked it)."""
     now = now or timezone.now()
     eager = settings.CELERY_TASK_ALWAYS_EAGER
     state, at = AssignmentState.LEASED.value, rows.when(now)
-    params = [*([state, at] if eager else []), user.pk or 0, user.pk or 0, state, at, slug]
-    row = rows.fetchone(_lease_start_sql(connection.vendor, eager), params)
+    params = [*([state, at] if eager else []), user.pk or 0, user.pk or 0, state, at, key]
+    row = rows.fetchone(sql.lease_start(connection.vendor, eager, by), params)
     if row is None:
         raise Http404("no such project")
-    project = rows.from_row(Project, row)
     at_role = rows.width(Project)
-    member_check(user, row[at_role], Action.ANNOTATE)
+    if project is None:
+        project = rows.from_row(Project, row)
+        access.role_check(access.role_of(user, row[at_role]), access.Action.ANNOTATE)
+    assert isinstance(user, User)  # role_check let no anonymous caller through
     current = None
     if row[at_role + 1] is not None:  # the live lease's id
         current = rows.from_row(Assignment, row, start=at_role + 1)
@@ -83,53 +102,39 @@ def assignment_lease_next_in(
     return project, _lease_next(project, user, current, now=now, rng=rng, expired=expired)
 
 
-@cache
-def _lease_start_sql(vendor: str, eager: bool) -> str:
-    r, a, p, qn = rows.qn("r"), rows.qn("a"), rows.qn("p"), rows.qn
-    role = member_role_sql(f"{r}.{qn('id')}")
-    expired = f", EXISTS ({_expired_sql(vendor)})" if eager else ""
-    la, lp, live_id = qn("la"), qn("lp"), qn("live_id")
-    live = (  # assignment_live's lease, as a subquery on the project
-        f"SELECT {la}.{qn('id')} FROM {rows.table(Assignment)} {la} "
-        f"INNER JOIN {rows.table(Pair)} {lp} ON {lp}.{qn('id')} = {la}.{qn('pair_id')} "
-        f"WHERE {la}.{qn('annotator_id')} = %s AND {lp}.{qn('project_id')} = {r}.{qn('id')} "
-        f"AND {la}.{qn('state')} = %s AND {la}.{qn('expires_at')} > %s "
-        f"ORDER BY {la}.{qn('leased_at')} ASC, {la}.{qn('id')} ASC LIMIT 1"
-    )
-    # The project (one row, by its unique slug) with its role and live lease's id first, then
-    # that lease and its pair by primary key. Joined on the subquery itself, PostgreSQL hashed
-    # the whole assignment table; OFFSET 0 keeps it from merging the two levels back.
-    project = (
-        f"SELECT {rows.columns(Project, 'r')}, ({role}) AS {qn('role')}, ({live}) AS {live_id} "
-        f"FROM {rows.table(Project)} {r} WHERE {r}.{qn('slug')} = %s"
-        + (" OFFSET 0" if vendor == "postgresql" else "")
-    )
-    return (
-        f"SELECT {rows.columns(Project, 'r')}, {r}.{qn('role')}, {rows.columns(Assignment, 'a')}, "
-        f"{rows.columns(Pair, 'p')}{expired} FROM ({project}) {r} "
-        f"LEFT JOIN {rows.table(Assignment)} {a} ON {a}.{qn('id')} = {r}.{live_id} "
-        f"LEFT JOIN {rows.table(Pair)} {p} ON {p}.{qn('id')} = {a}.{qn('pair_id')}"
-    )
+def assignment_live(
+    user: User, project: Project, *, now: datetime | None = None
+) -> Assignment | None:
+    """The annotator's live lease in the project (the one `next` resumes), with its pair (the
+    lease's body shows it); the annotator's home lists it."""
+    params = [user.pk, project.pk, AssignmentState.LEASED.value, rows.when(now or timezone.now())]
+    row = rows.fetchone(sql.live_lease(connection.vendor), params)
+    if row is None:
+        return None
+    assignment = rows.from_row(Assignment, row)
+    assignment.pair = rows.from_row(Pair, row, start=rows.width(Assignment))
+    assignment.pair.project = project
+    return assignment
 
 
 def _lease_next(
     project: Project,
-    user,
+    user: User,
     current: Assignment | None,
     *,
     now: datetime,
     rng: random.Random | None,
-    expired: bool | None = None,
+    expired: bool,
 ) -> Assignment | None:
     """The live lease ``current`` renewed, or a new lease. ``expired``: whether any lease has
-    expired, when already known (None: asked here, without a broker)."""
+    expired (asked only without a broker: with one, the beat sweep returns them every minute,
+    CELERY_BEAT_SCHEDULE), so the request pays the sweep only when there is something to
+    expire."""
     if current is not None:
         current.expires_at = now + lease_duration()
         rows.update(current, ["expires_at"])
         return current
-    if expired is None:
-        _expire_in_request(now)
-    elif expired:
+    if expired:
         assignments_expire(now=now)
     for gold in _queue_order(project, rng or random.Random()):
         assignment = _lease_from(project, user, gold=gold, now=now)
@@ -138,7 +143,9 @@ def _lease_next(
     return None
 
 
-def assignment_lease_pair(*, pair: Pair, user, now: datetime | None = None) -> Assignment | None:
+def assignment_lease_pair(
+    *, pair: Pair, user: User, now: datetime | None = None
+) -> Assignment | None:
     """A lease for ``user`` on this very pair (imports of work done elsewhere, which then goes
     through ``annotation_submit`` like any answer); None when the pair has no room left.
 
@@ -157,7 +164,9 @@ def assignment_lease_pair(*, pair: Pair, user, now: datetime | None = None) -> A
 MAX_LIVE_LEASES = 2
 
 
-def leases_live(*, project: Project, user, now: datetime, lock: bool = False) -> list[Assignment]:
+def leases_live(
+    *, project: Project, user: User, now: datetime, lock: bool = False
+) -> list[Assignment]:
     """The caller's live leases in the project, oldest first (``lock``: rows locked)."""
     live = Assignment.objects.filter(
         annotator=user, pair__project=project, state=AssignmentState.LEASED, expires_at__gt=now
@@ -165,7 +174,7 @@ def leases_live(*, project: Project, user, now: datetime, lock: bool = False) ->
     return list(live.select_for_update(of=("self",)) if lock else live)
 
 
-def lease_make_room(*, project: Project, user, now: datetime) -> bool:
+def lease_make_room(*, project: Project, user: User, now: datetime) -> bool:
     """Room for one more live lease under MAX_LIVE_LEASES: the newest unused leases (no draft:
     a lease ahead nobody opened) go back to the pool as needed. False when the leases held all
     carry work. Call in a transaction."""
@@ -183,7 +192,7 @@ def lease_make_room(*, project: Project, user, now: datetime) -> bool:
 
 
 def assignment_lease_ahead(
-    *, project: Project, user, now: datetime | None = None, rng: random.Random | None = None
+    *, project: Project, user: User, now: datetime | None = None, rng: random.Random | None = None
 ) -> Assignment | None:
     """A lease on the pair after the one being worked on, so the workspace can load its images
     while the current pair is answered (the annotator may only fetch images of pairs leased to
@@ -214,91 +223,7 @@ def _queue_order(project: Project, rng: random.Random) -> list[bool]:
     return [True, False] if rng.random() < project.gold_rate else [False, True]
 
 
-def _expire_in_request(now: datetime) -> None:
-    """Without a broker nothing else returns expired leases, so the request does, and only
-    pays the sweep's transaction when there is something to expire (one indexed EXISTS).
-    With a broker the beat sweep does it every minute (CELERY_BEAT_SCHEDULE), not the request.
-    """
-    if not settings.CELERY_TASK_ALWAYS_EAGER:
-        return
-    if rows.fetchone(
-        _expired_sql(connection.vendor), [AssignmentState.LEASED.value, rows.when(now)]
-    ):
-        assignments_expire(now=now)
-
-
-# The statements every `next` sends, hand-written once per database (config.rows): compiling
-# them through the ORM cost more CPU than the database spends answering.
-
-
-@cache
-def _expired_sql(vendor: str) -> str:
-    qn = rows.qn
-    return (
-        f"SELECT 1 FROM {rows.table(Assignment)} "
-        f"WHERE {qn('state')} = %s AND {qn('expires_at')} <= %s LIMIT 1"
-    )
-
-
-# The columns a new lease writes, those an expired lease of the same user and pair has revived
-# (ON CONFLICT DO UPDATE), and those of its event: one list for both ways of leasing.
-_LEASE_COLUMNS = ("pair_id", "annotator_id", "state", "leased_at", "expires_at")
-_REVIVED = ("state", "leased_at", "expires_at")
-_EVENT_COLUMNS = ("pair_id", "actor_id", "kind", "detail", "at")
-
-
-def _columns_sql(names: tuple[str, ...]) -> str:
-    return ", ".join(rows.qn(c) for c in names)
-
-
-def _lease_insert_sql(values: str, returning: tuple[str, ...] = ("id",)) -> str:
-    """INSERT of a lease from ``values`` (VALUES … or a SELECT), reviving an expired one."""
-    qn = rows.qn
-    revive = ", ".join(f"{qn(c)} = EXCLUDED.{qn(c)}" for c in _REVIVED)
-    return (
-        f"INSERT INTO {rows.table(Assignment)} ({_columns_sql(_LEASE_COLUMNS)}) {values} "
-        f"ON CONFLICT ({qn('pair_id')}, {qn('annotator_id')}) DO UPDATE SET {revive} "
-        f"RETURNING {_columns_sql(returning)}"
-    )
-
-
-@cache
-def _assignment_open_sql(vendor: str) -> str:
-    return _lease_insert_sql("VALUES (%s, %s, %s, %s, %s)")
-
-
-@cache
-def _event_sql(vendor: str) -> str:
-    columns = _columns_sql(_EVENT_COLUMNS)
-    return f"INSERT INTO {rows.table(PairEvent)} ({columns}) VALUES (%s, %s, %s, %s, %s)"
-
-
-@cache
-def _queue_sql(vendor: str, gold: bool) -> tuple[str, tuple, dict[str, list[int]]]:
-    """The queue's first row as `queue_candidates` defines it, compiled once per shape: its SQL,
-    its parameters, and where the project, the user and the overlap go among them (found by
-    compiling twice with different stand-in values: the places that follow them)."""
-    compiled = []
-    for stand_in in (
-        {"project": 910_001, "user": 910_002, "overlap": 32_001},
-        {"project": 920_001, "user": 920_002, "overlap": 32_002},
-    ):
-        project = Project(pk=stand_in["project"], overlap=stand_in["overlap"])
-        user = get_user_model()(pk=stand_in["user"])
-        candidates = queue_candidates(project, user, gold=gold).values("pk")[:1]
-        compiled.append((stand_in, *candidates.query.sql_with_params()))
-    (first, sql, params), (second, _, other) = compiled
-    pairs = list(enumerate(zip(params, other, strict=True)))
-    slots = {
-        name: [i for i, (p, q) in pairs if (p, q) == (value, second[name])]
-        for name, value in first.items()
-    }
-    if not (slots["project"] and slots["user"] and (gold or slots["overlap"])):
-        raise RuntimeError("queue_candidates changed: bind its project, user and overlap here")
-    return sql, tuple(params), slots
-
-
-def _lease_from(project: Project, user, *, gold: bool, now: datetime) -> Assignment | None:
+def _lease_from(project: Project, user: User, *, gold: bool, now: datetime) -> Assignment | None:
     for _ in range(_ATTEMPTS):
         try:
             if connection.vendor == "postgresql":
@@ -313,13 +238,9 @@ def _lease_from(project: Project, user, *, gold: bool, now: datetime) -> Assignm
     return None
 
 
-def _slot_update_sql(project: Project, *, gold: bool) -> tuple[str, list]:
-    """SET and guard of the UPDATE that counts one more annotator on a pair: still open (the
-    screening gate may have held it since it was read) and, for regular pairs, not full."""
-    params: list = [*_SLOT_PARAMS]
-    if not gold:
-        params.append(project.overlap)
-    return _slot_sql(connection.vendor, gold), params
+def _slot_params(project: Project, *, gold: bool) -> list:
+    """The parameters of sql.slot: the statuses, and the overlap for regular pairs."""
+    return [*_SLOT_PARAMS] if gold else [*_SLOT_PARAMS, project.overlap]
 
 
 _SLOT_PARAMS = (
@@ -330,19 +251,9 @@ _SLOT_PARAMS = (
 )
 
 
-@cache
-def _slot_sql(vendor: str, gold: bool) -> str:
-    qn = rows.qn
-    n_taken, status = qn("n_taken"), qn("status")
-    sql = (
-        f"SET {n_taken} = {n_taken} + 1, {status} = CASE WHEN {status} IN (%s, %s) "
-        f"THEN %s ELSE {status} END "
-        f"WHERE {status} IN ({', '.join(['%s'] * len(OPEN_STATUSES))})"
-    )
-    return sql if gold else sql + f" AND {n_taken} < %s"
-
-
-def _lease_in_one_statement(project: Project, user, *, gold: bool, now: datetime):
+def _lease_in_one_statement(
+    project: Project, user: User, *, gold: bool, now: datetime
+) -> Assignment | None:
     """PostgreSQL: `_take_next` and `_assignment_open` as one statement (data-modifying CTEs),
     so a new lease is one round trip instead of five (BEGIN, three statements, COMMIT). A
     single statement is atomic on its own; inside a caller's transaction a savepoint lets a
@@ -353,86 +264,51 @@ def _lease_in_one_statement(project: Project, user, *, gold: bool, now: datetime
     return _lease_in_one_statement_now(project, user, gold=gold, now=now)
 
 
-@cache
-def _lease_in_one_statement_sql(vendor: str, gold: bool, locks: bool) -> str:
-    qn = rows.qn
-    leased = _lease_insert_sql(
-        f"SELECT {qn('id')}, %s, %s, %s, %s FROM {qn('taken')}", returning=("id", "pair_id")
-    )
-    return (
-        f"WITH {qn('taken')} AS ({_take_next_text(vendor, gold, locks)}), "
-        f"{qn('leased')} AS ({leased}), "
-        f"{qn('logged')} AS (INSERT INTO {rows.table(PairEvent)} ({_columns_sql(_EVENT_COLUMNS)}) "
-        f"SELECT {qn('pair_id')}, %s, %s, jsonb_build_object('assignment', {qn('id')}), %s "
-        f"FROM {qn('leased')}) "
-        f"SELECT {rows.columns(Pair, 'taken')}, {qn('leased')}.{qn('id')} "
-        f"FROM {qn('taken')}, {qn('leased')}"
-    )
-
-
-def _lease_in_one_statement_now(project: Project, user, *, gold: bool, now: datetime):
+def _lease_in_one_statement_now(
+    project: Project, user: User, *, gold: bool, now: datetime
+) -> Assignment | None:
     locks = connection.features.has_select_for_update_skip_locked
-    sql = _lease_in_one_statement_sql(connection.vendor, gold, locks)
+    statement = sql.lease_in_one_statement(connection.vendor, gold, locks)
     update_params = _take_next_params(project, user, gold=gold)
     expires_at = now + lease_duration()
     lease = [user.pk, AssignmentState.LEASED.value, now, expires_at]
     # Not prepared: PostgreSQL's generic plan for the queue (no project, no overlap known)
     # sorted the project's whole queue, 16 ms against 1 for a plan made for the values.
     params = [*update_params, *lease, user.pk, PairEventKind.LEASED.value, now]
-    row = rows.fetchone(sql, params, prepared=False)
+    row = rows.fetchone(statement, params, prepared=False)
     if row is None:
         return None
     pair = rows.from_row(Pair, row)
     pair.project = project
     assignment = Assignment(
-        pk=row[-1],
         pair=pair,
         annotator=user,
         state=AssignmentState.LEASED,
         leased_at=now,
         expires_at=expires_at,
     )
-    assignment._state.adding = False
-    return assignment
+    return rows.saved(assignment, row[-1])
 
 
-def _take_next_sql(project: Project, user, *, gold: bool) -> tuple[str, list]:
-    """The UPDATE of `_take_next`, and its parameters."""
-    locks = connection.features.has_select_for_update_skip_locked
-    return (
-        _take_next_text(connection.vendor, gold, locks),
-        _take_next_params(project, user, gold=gold),
+def _take_next_params(project: Project, user: User, *, gold: bool) -> list:
+    """The parameters of sql.take_next: the slot's, then the queue's with its slots bound."""
+    _, queue_params, slots = sql.queue(connection.vendor, gold)
+    bound = rows.bind(
+        queue_params, slots, project=project.pk, user=user.pk, overlap=project.overlap
     )
+    return [*_slot_params(project, gold=gold), *bound]
 
 
-@cache
-def _take_next_text(vendor: str, gold: bool, locks: bool) -> str:
-    queue_sql = _queue_sql(vendor, gold)[0]
-    if locks:
-        queue_sql += " " + connection.ops.for_update_sql(skip_locked=True, of=(rows.table(Pair),))
-    return (
-        f"UPDATE {rows.table(Pair)} {_slot_sql(vendor, gold)} AND {rows.qn('id')} = ({queue_sql}) "
-        f"RETURNING {rows.columns(Pair)}"
-    )
-
-
-def _take_next_params(project: Project, user, *, gold: bool) -> list:
-    _, queue_template, slots = _queue_sql(connection.vendor, gold)
-    queue_params = list(queue_template)
-    for name, value in (("project", project.pk), ("user", user.pk), ("overlap", project.overlap)):
-        for index in slots[name]:
-            queue_params[index] = value
-    return [*_slot_update_sql(project, gold=gold)[1], *queue_params]
-
-
-def _take_next(project: Project, user, *, gold: bool) -> Pair | None:
+def _take_next(project: Project, user: User, *, gold: bool) -> Pair | None:
     """Take a slot on the first pair of the queue in one statement, and return that pair:
     UPDATE … WHERE id = (the queue's first row, FOR UPDATE SKIP LOCKED on PostgreSQL, so
     concurrent callers pass each other instead of queueing) RETURNING the pair. SQLite runs
     one writer at a time, so the same statement without row locks is just as exclusive.
     The guard of the UPDATE repeats the queue's conditions, so the overlap holds regardless.
     """
-    row = rows.fetchone(*_take_next_sql(project, user, gold=gold), prepared=False)
+    locks = connection.features.has_select_for_update_skip_locked
+    statement = sql.take_next(connection.vendor, gold, locks)
+    row = rows.fetchone(statement, _take_next_params(project, user, gold=gold), prepared=False)
     if row is None:
         return None
     pair = rows.from_row(Pair, row)
@@ -442,16 +318,12 @@ def _take_next(project: Project, user, *, gold: bool) -> Pair | None:
 
 def _take_slot(pair: Pair, project: Project, *, gold: bool) -> bool:
     """Count one more annotator on this pair, unless it is full: the queue's own guarded
-    UPDATE (`_slot_update_sql`), on this pair."""
-    slot_sql, params = _slot_update_sql(project, gold=gold)
-    return bool(
-        rows.execute(
-            f"UPDATE {rows.table(Pair)} {slot_sql} AND {rows.qn('id')} = %s", [*params, pair.pk]
-        )
-    )
+    UPDATE (sql.slot), on this pair."""
+    params = [*_slot_params(project, gold=gold), pair.pk]
+    return bool(rows.execute(sql.take_slot(connection.vendor, gold), params))
 
 
-def _assignment_open(pair: Pair, user, now: datetime) -> Assignment:
+def _assignment_open(pair: Pair, user: User, now: datetime) -> Assignment:
     """The lease row in one INSERT; an expired lease of the same user on the pair is revived
     (ON CONFLICT DO UPDATE), as the queue offers pairs whose lease the caller let expire."""
     assignment = Assignment(
@@ -462,13 +334,12 @@ def _assignment_open(pair: Pair, user, now: datetime) -> Assignment:
         expires_at=now + lease_duration(),
     )
     params = [pair.pk, user.pk, assignment.state, rows.when(now), rows.when(assignment.expires_at)]
-    opened = rows.fetchone(_assignment_open_sql(connection.vendor), params)
+    opened = rows.fetchone(sql.assignment_open(connection.vendor), params)
     assert opened is not None  # INSERT … RETURNING always returns the row
-    (assignment.pk,) = opened
-    assignment._state.adding = False
+    rows.saved(assignment, opened[0])
     detail = rows.json(PairEvent, "detail", {"assignment": assignment.pk})
     rows.execute(
-        _event_sql(connection.vendor),
+        sql.event(connection.vendor),
         [pair.pk, user.pk, PairEventKind.LEASED.value, detail, rows.when(now)],
     )
     return assignment
@@ -512,21 +383,21 @@ def assignments_expire(*, now: datetime | None = None) -> int:
     return len(expired)
 
 
-def assignment_check_member(*, assignment: Assignment, user) -> None:
+def assignment_check_member(*, assignment: Assignment, user: User) -> None:
     """PermissionDenied unless the user still annotates in the assignment's project: a member
     removed (or made a researcher) while holding a lease must not go on drafting, submitting or
     skipping on it. An assignment read with its `member_role` annotated (the caller's
     Membership.role, see submitting._locked) is checked without another query."""
     if hasattr(assignment, "member_role"):
-        role = Role.LEAD if user.is_superuser else assignment.member_role
+        role = access.role_of(user, assignment.member_role)
     else:
-        role = project_role(user, assignment.pair.project)
-    if not role_may(role, Action.ANNOTATE):
+        role = access.project_role(user, assignment.pair.project)
+    if not access.role_may(role, access.Action.ANNOTATE):
         raise PermissionDenied("you are no longer an annotator of this project")
 
 
 @transaction.atomic  # the row lock below needs a transaction (PostgreSQL refuses it outside)
-def assignment_skip(*, assignment: Assignment, user, reason: str = "") -> Assignment:
+def assignment_skip(*, assignment: Assignment, user: User, reason: str = "") -> Assignment:
     """The annotator passes on a pair; it goes back to the pool for others, never to them.
     PermissionDenied when the user is no longer a member who annotates."""
     assignment_check_member(assignment=assignment, user=user)

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from functools import cache
+from typing import Any
 
-from django.db import connection
 from django.db.models import (
     Case,
     Count,
@@ -20,6 +19,7 @@ from django.db.models import (
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from accounts.users import User
 from annotator.models import (
     OPEN_STATUSES,
     Annotation,
@@ -30,16 +30,17 @@ from annotator.models import (
     PairEventKind,
     PairStatus,
 )
-from config import rows
 from jobs.models import Job
 from pairdiff.agreement import annotations_compared
+from projects import access
 from projects.models import Membership, Project, Role
 
 
-def projects_for_user(user) -> QuerySet[Project]:
-    """Projects the user belongs to (all for admins), with pair counts per status."""
+def projects_for_user(user: User) -> QuerySet[Project]:
+    """Projects the user belongs to (all for admins: a role everywhere), with pair counts per
+    status."""
     projects = Project.objects.all()
-    if not user.is_superuser:
+    if access.role_of(user) is None:
         projects = projects.filter(memberships__user=user)
     counts = {
         f"n_{status}": Count("pairs", filter=Q(pairs__status=status))
@@ -48,9 +49,10 @@ def projects_for_user(user) -> QuerySet[Project]:
     return projects.annotate(n_pairs=Count("pairs"), **counts).order_by("name")
 
 
-def roles_by_project(user) -> dict[int, Role]:
-    if user.is_superuser:
-        return {pk: Role.LEAD for pk in Project.objects.values_list("pk", flat=True)}
+def roles_by_project(user: User) -> dict[int, Role]:
+    everywhere = access.role_of(user)  # an admin's
+    if everywhere is not None:
+        return {pk: everywhere for pk in Project.objects.values_list("pk", flat=True)}
     rows = Membership.objects.filter(user=user).values_list("project_id", "role")
     return {project_id: Role(role) for project_id, role in rows}
 
@@ -69,7 +71,7 @@ def project_pairs(project: Project, *, status: str = "") -> QuerySet[Pair]:
     return pairs
 
 
-def annotator_progress(user, project: Project, *, now=None) -> dict[str, int]:
+def annotator_progress(user: User, project: Project, *, now=None) -> dict[str, int]:
     """What an annotator's home shows: submitted today and in all, and pairs left for them."""
     now = now or timezone.now()
     midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
@@ -84,33 +86,6 @@ def annotator_progress(user, project: Project, *, now=None) -> dict[str, int]:
         "total": mine.count(),
         "left": left,
     }
-
-
-@cache
-def _assignment_live_sql(vendor: str) -> str:
-    # Hand-written (config.rows): every `next` asks it first.
-    a, p, qn = rows.qn("a"), rows.qn("p"), rows.qn
-    return (
-        f"SELECT {rows.columns(Assignment, 'a')}, {rows.columns(Pair, 'p')} "
-        f"FROM {rows.table(Assignment)} {a} INNER JOIN {rows.table(Pair)} {p} "
-        f"ON {p}.{qn('id')} = {a}.{qn('pair_id')} "
-        f"WHERE {a}.{qn('annotator_id')} = %s AND {p}.{qn('project_id')} = %s "
-        f"AND {a}.{qn('state')} = %s AND {a}.{qn('expires_at')} > %s "
-        f"ORDER BY {a}.{qn('leased_at')} ASC, {a}.{qn('id')} ASC LIMIT 1"
-    )
-
-
-def assignment_live(user, project: Project, *, now=None) -> Assignment | None:
-    """The annotator's open lease in the project, to resume, with its pair (the lease's body
-    shows it)."""
-    params = [user.pk, project.pk, AssignmentState.LEASED.value, rows.when(now or timezone.now())]
-    row = rows.fetchone(_assignment_live_sql(connection.vendor), params)
-    if row is None:
-        return None
-    assignment = rows.from_row(Assignment, row)
-    assignment.pair = rows.from_row(Pair, row, start=rows.width(Assignment))
-    assignment.pair.project = project
-    return assignment
 
 
 def annotation_editable(pair: Pair) -> bool:
@@ -142,8 +117,9 @@ def annotator_submitted(user, project: Project, *, limit: int = 30) -> list[Assi
     return out
 
 
-def pairs_edited_by(user, pair_ids: list[int]) -> set[int]:
-    """Those of the pairs whose submitted answer the user took back to edit at least once."""
+def pairs_edited_by(user: User | int, pair_ids: list[int]) -> set[int]:
+    """Those of the pairs whose submitted answer the user (or the user's id) took back to edit
+    at least once."""
     return set(
         PairEvent.objects.filter(
             pair_id__in=pair_ids, actor=user, kind=PairEventKind.REOPENED_TO_EDIT
@@ -151,14 +127,20 @@ def pairs_edited_by(user, pair_ids: list[int]) -> set[int]:
     )
 
 
-def queue_candidates(project: Project, user, *, gold: bool) -> QuerySet[Pair]:
+def queue_candidates(project: Project, user: User, *, gold: bool) -> QuerySet[Pair]:
     """Pairs the user could be given next, in order. Every annotator answers each gold pair."""
-    own = Assignment.objects.filter(pair=OuterRef("pk"), annotator=user).exclude(
+    return pairs_queue(project_id=project.pk, user_id=user.pk, overlap=project.overlap, gold=gold)
+
+
+def pairs_queue(*, project_id: Any, user_id: Any, overlap: Any, gold: bool) -> QuerySet[Pair]:
+    """`queue_candidates` over the project's id, the user's and the overlap: values, or
+    `config.rows.Slot`s where the lease compiles it once (annotator/sql.py)."""
+    own = Assignment.objects.filter(pair=OuterRef("pk"), annotator_id=user_id).exclude(
         state=AssignmentState.EXPIRED
     )
-    pairs = Pair.objects.filter(project=project, status__in=OPEN_STATUSES, is_gold=gold)
+    pairs = Pair.objects.filter(project_id=project_id, status__in=OPEN_STATUSES, is_gold=gold)
     if not gold:
-        pairs = pairs.filter(n_taken__lt=project.overlap)
+        pairs = pairs.filter(n_taken__lt=overlap)
     # Started pairs first (so pairs get finished), then the lease order's priority
     # (annotator/priorities.py): one partial index (pair_queue) serves every order.
     return pairs.filter(~Exists(own)).order_by("-n_taken", "-queue_priority", "id")

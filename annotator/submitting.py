@@ -8,12 +8,13 @@ import json
 import sqlite3
 from dataclasses import dataclass
 from datetime import datetime
-from functools import cache
 
 from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from accounts.users import User
+from annotator import sql
 from annotator.leasing import LeaseLost, assignment_check_member, assignment_renew
 from annotator.models import (
     Annotation,
@@ -30,7 +31,6 @@ from config import rows
 from jobs.registry import Work, work_enqueue_on_commit
 from pairdiff.answers import AnswerRules, parse_answer
 from pairdiff.geometry import Frame
-from projects.access import member_role_sql
 from projects.models import Project
 
 MAX_DRAFT_BYTES = 256 * 1024
@@ -60,28 +60,11 @@ def answer_rules(pair: Pair) -> AnswerRules:
     )
 
 
-@cache
-def _locked_sql(vendor: str, locks: bool) -> str:
-    # Hand-written (config.rows): every draft save and submit reads it. The caller's role comes
-    # with the row, so the membership check costs no extra round trip.
-    a, p, r, qn = rows.qn("a"), rows.qn("p"), rows.qn("r"), rows.qn
-    role = member_role_sql(f"{p}.{qn('project_id')}")
-    sql = (
-        f"SELECT {rows.columns(Assignment, 'a')}, {rows.columns(Pair, 'p')}, "
-        f"{rows.columns(Project, 'r')}, ({role}) "
-        f"FROM {rows.table(Assignment)} {a} "
-        f"INNER JOIN {rows.table(Pair)} {p} ON {p}.{qn('id')} = {a}.{qn('pair_id')} "
-        f"INNER JOIN {rows.table(Project)} {r} ON {r}.{qn('id')} = {p}.{qn('project_id')} "
-        f"WHERE {a}.{qn('id')} = %s AND {a}.{qn('annotator_id')} = %s"
-    )
-    return sql + f" FOR UPDATE OF {a}" if locks else sql
-
-
-def _locked(assignment_id: int, user) -> Assignment:
+def _locked(assignment_id: int, user: User) -> Assignment:
     """The caller's own assignment, row-locked; DoesNotExist for anyone else's, PermissionDenied
     when the caller is no longer a member who annotates in its project."""
-    sql = _locked_sql(connection.vendor, connection.features.has_select_for_update)
-    row = rows.fetchone(sql, [user.pk, assignment_id, user.pk])
+    statement = sql.locked(connection.vendor, connection.features.has_select_for_update)
+    row = rows.fetchone(statement, [user.pk, assignment_id, user.pk])
     if row is None:
         raise Assignment.DoesNotExist("Assignment matching query does not exist.")
     at = rows.width(Assignment)
@@ -93,7 +76,7 @@ def _locked(assignment_id: int, user) -> Assignment:
     return assignment
 
 
-def assignment_draft_save(*, assignment_id: int, user, draft: object) -> DraftSaved:
+def assignment_draft_save(*, assignment_id: int, user: User, draft: object) -> DraftSaved:
     """Keep the draft as sent and renew the lease; the draft is kept even when the lease is lost."""
     if not isinstance(draft, dict):
         raise ValueError("a draft is a JSON object")
@@ -115,7 +98,7 @@ def assignment_draft_save(*, assignment_id: int, user, draft: object) -> DraftSa
 
 
 def annotation_submit(
-    *, assignment_id: int, user, body: object, idempotency_key: str = ""
+    *, assignment_id: int, user: User, body: object, idempotency_key: str = ""
 ) -> tuple[Annotation, bool]:
     """Store the answer once; returns (annotation, created).
 
@@ -146,25 +129,15 @@ def key_digest(idempotency_key: str) -> str:
     return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-@cache
-def _by_key_sql(vendor: str) -> str:
-    qn = rows.qn
-    return (
-        f"SELECT {rows.columns(Annotation)} FROM {rows.table(Annotation)} "
-        f"WHERE {qn('annotator_id')} = %s AND {qn('idempotency_key')} = %s "
-        f"ORDER BY {qn('id')} ASC LIMIT 1"
-    )
-
-
-def _by_key(user, key: str, assignment_id: int) -> Annotation | None:
-    row = rows.fetchone(_by_key_sql(connection.vendor), [user.pk, key])
+def _by_key(user: User, key: str, assignment_id: int) -> Annotation | None:
+    row = rows.fetchone(sql.by_key(connection.vendor), [user.pk, key])
     earlier = None if row is None else rows.from_row(Annotation, row)
     if earlier is not None and earlier.assignment_id != assignment_id:
         raise SubmitConflict("key_reused", "this idempotency key belongs to another submission")
     return earlier
 
 
-def _submit(assignment_id: int, user, body: object, key: str) -> Annotation:
+def _submit(assignment_id: int, user: User, body: object, key: str) -> Annotation:
     assignment = _locked(assignment_id, user)
     if assignment.state == AssignmentState.SUBMITTED:
         raise IntegrityError("already submitted")  # resolved by the caller against the key
@@ -222,14 +195,7 @@ def _submit(assignment_id: int, user, body: object, key: str) -> Annotation:
 def annotation_changes_known(annotation: Annotation, changes: list[Change]) -> None:
     """What `annotation.changes.all()` returns, as prefetch_related leaves it, so the response
     (or the cross-check) shows the changes known without reading them back."""
-    # The filter is deferred (as Django's related managers defer theirs): compiling it cost
-    # more than the rest, and it is only applied if someone chains onto the queryset.
-    cached = Change.objects.all()
-    cached._defer_next_filter = True  # type: ignore[attr-defined]
-    cached = cached.filter(annotation=annotation)
-    cached._result_cache = list(changes)
-    cached._prefetch_done = True  # type: ignore[attr-defined]
-    annotation._prefetched_objects_cache = {"changes": cached}  # type: ignore[attr-defined]
+    rows.related_known(annotation, "changes", changes)
 
 
 def _count_submitted(pair: Pair) -> int:
@@ -240,14 +206,8 @@ def _count_submitted(pair: Pair) -> int:
     if connection.vendor == "postgresql" or (
         connection.vendor == "sqlite" and sqlite3.sqlite_version_info >= (3, 35)
     ):
-        qn = connection.ops.quote_name
-        column = qn(Pair._meta.get_field("n_submitted").column)
         with connection.cursor() as cursor:
-            cursor.execute(
-                f"UPDATE {qn(Pair._meta.db_table)} SET {column} = {column} + 1 "
-                f"WHERE {qn(Pair._meta.pk.column)} = %s RETURNING {column}",
-                [pair.pk],
-            )
+            cursor.execute(sql.count_submitted(connection.vendor), [pair.pk])
             return cursor.fetchone()[0]
     Pair.objects.filter(pk=pair.pk).update(n_submitted=F("n_submitted") + 1)
     return Pair.objects.filter(pk=pair.pk).values_list("n_submitted", flat=True).get()

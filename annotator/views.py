@@ -13,7 +13,8 @@ from annotator import selectors
 from annotator.leasing import (
     assignment_check_member,
     assignment_lease_ahead,
-    assignment_lease_next,
+    assignment_lease_next_in,
+    assignment_live,
 )
 from annotator.models import Assignment, AssignmentState, Pair, PairStatus
 from annotator.revising import annotation_reopen
@@ -22,7 +23,6 @@ from annotator.thumbnails import ThumbnailMissing, pair_thumbnail
 from annotator.workspace import workspace_context
 from config.htmx import HtmxHttpRequest
 from projects import access
-from projects.models import Project
 
 _MIME = {
     "JPEG": "image/jpeg",
@@ -35,6 +35,7 @@ _MIME = {
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
+    assert request.user.is_authenticated  # @login_required; tells the type checker too
     projects = list(selectors.projects_for_user(request.user))
     roles = selectors.roles_by_project(request.user)
     # The attributes set here are for the template only (not model fields): hence the ignores.
@@ -46,7 +47,7 @@ def home(request: HttpRequest) -> HttpResponse:
         ]
         if access.role_may(role, access.Action.ANNOTATE):
             project.progress = selectors.annotator_progress(request.user, project)  # type: ignore[attr-defined]
-            project.live = selectors.assignment_live(request.user, project)  # type: ignore[attr-defined]
+            project.live = assignment_live(request.user, project)  # type: ignore[attr-defined]
     context = {"projects": projects, "may_create": access.project_may_create(request.user)}
     return render(request, "annotator/home.html", context)
 
@@ -55,8 +56,7 @@ def home(request: HttpRequest) -> HttpResponse:
 @login_required
 def lease_next(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     """Start or resume: the caller's next pair, as a page or (htmx) as the workspace fragment."""
-    project = _project_for_annotation(request, slug)
-    assignment = assignment_lease_next(project=project, user=request.user)
+    project, assignment = assignment_lease_next_in(slug=slug, user=request.user)
     if assignment is None:
         if request.htmx:
             response = render(request, "annotator/_queue_empty.html", {"project": project})
@@ -75,7 +75,8 @@ def lease_next(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 def lease_ahead(request: HttpRequest, slug: str) -> JsonResponse:
     """Lease the pair after the current one, for the workspace to preload: its images' URLs and
     its workspace fragment, swapped in right after submit without another request."""
-    project = _project_for_annotation(request, slug)
+    assert request.user.is_authenticated  # @login_required; tells the type checker too
+    project, _ = access.project_for(request.user, slug, access.Action.ANNOTATE)
     assignment = assignment_lease_ahead(project=project, user=request.user)
     if assignment is None:
         return JsonResponse({"assignment": None, "images": []})
@@ -110,6 +111,7 @@ def annotation_edit(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 def workspace(request: HttpRequest, pk: int) -> HttpResponse:
+    assert request.user.is_authenticated  # @login_required; tells the type checker too
     assignment = get_object_or_404(
         Assignment.objects.select_related("pair__project"), pk=pk, annotator=request.user
     )
@@ -118,10 +120,6 @@ def workspace(request: HttpRequest, pk: int) -> HttpResponse:
         messages.info(request, "That pair is done; here is your next one.")
         return redirect("annotator:home")
     return render(request, "annotator/workspace.html", workspace_context(assignment))
-
-
-def _project_for_annotation(request: HttpRequest, slug: str) -> Project:
-    return access.project_for(request.user, slug, access.Action.ANNOTATE)[0]
 
 
 @require_GET

@@ -10,6 +10,7 @@ from rest_framework.decorators import api_view
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from accounts.users import User
 from annotator.leasing import assignment_lease_next_in, assignment_skip
 from annotator.models import Assignment
 from annotator.submitting import SubmitConflict, annotation_submit, assignment_draft_save
@@ -33,6 +34,13 @@ IDEMPOTENCY_KEY = OpenApiParameter(
 # cost more than the rest of the response; the representation itself keeps no state.
 _LEASE = LeaseSerializer()
 _SUBMIT_RESULT = SubmitResultSerializer()
+
+
+def _annotator(request: Request) -> User:
+    """The caller: IsAuthenticated, the API's default permission, lets no one else this far."""
+    user = request.user
+    assert user.is_authenticated
+    return user
 
 
 def _image(pair, side: str) -> dict:
@@ -73,7 +81,9 @@ def lease_next(request: Request, slug: str) -> Response:
 def draft(request: Request, pk: int) -> Response:
     """Save a draft (any part of the submit body) and renew the lease."""
     try:
-        saved = assignment_draft_save(assignment_id=pk, user=request.user, draft=request.data)
+        saved = assignment_draft_save(
+            assignment_id=pk, user=_annotator(request), draft=request.data
+        )
     except ValueError as exc:
         return error_response("invalid", str(exc), status.HTTP_400_BAD_REQUEST)
     except SubmitConflict as exc:
@@ -94,7 +104,7 @@ def submit(request: Request, pk: int) -> Response:
     try:
         annotation, created = annotation_submit(
             assignment_id=pk,
-            user=request.user,
+            user=_annotator(request),
             body=request.data,
             idempotency_key=request.headers.get("Idempotency-Key", ""),
         )
@@ -121,7 +131,9 @@ def skip(request: Request, pk: int) -> Response:
     body.is_valid(raise_exception=True)
     try:
         assignment_skip(
-            assignment=assignment, user=request.user, reason=body.validated_data.get("reason", "")
+            assignment=assignment,
+            user=_annotator(request),
+            reason=body.validated_data.get("reason", ""),
         )
     except ValueError as exc:
         return error_response("already_submitted", str(exc), status.HTTP_409_CONFLICT)

@@ -234,7 +234,7 @@ def _upload(request: Request, project: Project, limit: ImageSizeLimit) -> Respon
 def pair_detail(request: Request, pk: int) -> Response:
     """One pair, with its agreement once there is one (leads)."""
     pair = get_object_or_404(Pair.objects.select_related("project", "agreement"), pk=pk)
-    if not access.project_may(request.user, pair.project, access.Action.MANAGE):
+    if not access.role_may(access.project_role(request.user, pair.project), access.Action.MANAGE):
         return error_response("not_found", "no such pair", status.HTTP_404_NOT_FOUND)
     return Response(PairSerializer(pair).data)
 

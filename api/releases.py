@@ -24,7 +24,6 @@ from config.paging import IdsFirstPagination
 from pairdiff.release.options import ReleaseOptions
 from pairdiff.release.splits import DIFFICULTIES, SPLITS, SplitPlan, SplitPlanInvalid
 from projects import access
-from projects.models import Project, Role
 from releases.building import ReleaseRefused, release_create
 from releases.models import Release
 from releases.selectors import release_visible, releases_visible
@@ -121,11 +120,6 @@ class ReleaseStartedSerializer(serializers.Serializer):
     release = ReleaseSerializer()
 
 
-def _member_project(request: Request, slug: str) -> tuple[Project, Role]:
-    """The project and the caller's role in it (projects.access: 404 for outsiders)."""
-    return access.project_for(request.user, slug, access.Action.VIEW)
-
-
 @extend_schema(
     methods=["GET"],
     parameters=[PAGE],
@@ -139,7 +133,7 @@ def _member_project(request: Request, slug: str) -> tuple[Project, Role]:
 @api_view(["GET", "POST"])
 def project_releases(request: Request, slug: str) -> Response:
     """List the project's releases, or build a new one (leads) → 202 {job, release}."""
-    project, role = _member_project(request, slug)
+    project, role = access.project_for(request.user, slug, access.Action.VIEW)
     if request.method == "GET":
         paginator = PageNumberPagination()
         page = paginator.paginate_queryset(

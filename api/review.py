@@ -51,11 +51,6 @@ class ResolutionSerializer(serializers.Serializer):
     pair = serializers.JSONField()
 
 
-def _lead_only(request: Request, project: Project) -> None:
-    """projects.access: 404 for outsiders, 403 for members who do not lead the project."""
-    access.project_check(request.user, project, access.Action.MANAGE)
-
-
 @extend_schema(
     parameters=[
         *(OpenApiParameter(name, str) for name in ("category", "annotator", "reason")),
@@ -67,7 +62,7 @@ def _lead_only(request: Request, project: Project) -> None:
 def disputes(request: Request, slug: str) -> Response:
     """Disputed pairs of the project, oldest first, with the reasons (leads)."""
     project = get_object_or_404(Project, slug=slug)
-    _lead_only(request, project)
+    access.project_check(request.user, project, access.Action.MANAGE)
     filters = {k: query_text(request, k) for k in ("category", "annotator", "reason")}
     paginator = IdsFirstPagination()
     page = paginator.paginate_queryset(disputes_queue(project, **filters), request)
@@ -79,7 +74,7 @@ def disputes(request: Request, slug: str) -> Response:
 def resolution(request: Request, pk: int) -> Response:
     """Decide a pair: accept annotation 1 or 2, accept an edited merge, reject, or reopen."""
     pair = get_object_or_404(Pair.objects.select_related("project"), pk=pk)
-    _lead_only(request, pair.project)
+    access.project_check(request.user, pair.project, access.Action.MANAGE)
     body = ResolutionRequestSerializer(data=request.data)
     body.is_valid(raise_exception=True)
     data = body.validated_data

@@ -6,6 +6,7 @@ from django.http import Http404
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics
 
+from accounts.users import User
 from annotator import selectors
 from annotator.models import PairStatus
 from api.serializers import ErrorSerializer, ProjectSerializer
@@ -35,12 +36,18 @@ class _ProjectMixin(_ViewBase):
     serializer_class = ProjectSerializer
     lookup_field = "slug"
 
+    def _caller(self) -> User:
+        """IsAuthenticated, the API's default permission, lets no one else this far."""
+        user = self.request.user
+        assert user.is_authenticated
+        return user
+
     def get_queryset(self):
-        return selectors.projects_for_user(self.request.user)
+        return selectors.projects_for_user(self._caller())
 
     def get_serializer_context(self):
         context = super().get_serializer_context()
-        roles = selectors.roles_by_project(self.request.user)
+        roles = selectors.roles_by_project(self._caller())
         return context | {
             "roles": roles,
             "counts": lambda project: _status_counts(project, roles.get(project.pk)),
@@ -59,7 +66,7 @@ class ProjectDetail(_ProjectMixin, generics.RetrieveAPIView):
 
     def retrieve(self, request, *args, **kwargs):
         response = super().retrieve(request, *args, **kwargs)
-        if response.data["role"] != Role.ANNOTATOR:
+        if access.role_may(Role(response.data["role"]), access.Action.SEE_VERDICTS):
             project = self.get_object()
             figures = figures_of(project)  # stored on a large project, with their time
             response.data["counts"]["accepted_by"] = (

@@ -9,6 +9,11 @@ callers get the objects they always got.
 On PostgreSQL these statements are also prepared, once per connection and statement
 (`DATABASE_PREPARED_STATEMENTS`): parsing and planning them cost the server more than running
 them. A statement whose best plan depends on its parameters opts out (`prepared=False`).
+
+The statements themselves live in one module per app (`annotator/sql.py`, `projects/sql.py`,
+`accounts/sql.py`, `review/sql.py`). What they need of the ORM's private parts (a queryset's
+compiled SQL, an instance's saved state, a prefetch cache, the database wrapper) is asked here
+and nowhere else.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connection, connections, models
+from django.db.models import Expression, QuerySet
 
 M = TypeVar("M", bound=models.Model)
 
@@ -110,6 +116,63 @@ def json(model: type[models.Model], field: str, value: Any) -> Any:
     return _field(model, field).get_db_prep_value(value, _db())
 
 
+def saved(obj: M, pk: Any) -> M:
+    """An instance built in Python for a row just written by hand: its primary key set and
+    marked as saved (as `from_db` or `save()` would leave it)."""
+    obj.pk = pk
+    obj._state.adding, obj._state.db = False, _db().alias
+    return obj
+
+
+def related_known(obj: models.Model, name: str, related: Sequence[models.Model]) -> None:
+    """What `obj.<name>.all()` returns (a reverse foreign key), as prefetch_related leaves it,
+    so a caller shows rows it has just written or read without reading them back."""
+    relation = obj._meta.get_field(name)
+    model, field = relation.related_model, relation.field.name  # type: ignore[union-attr]
+    # The filter is deferred (as Django's related managers defer theirs): compiling it cost
+    # more than the rest, and it is only applied if someone chains onto the queryset.
+    cached: Any = model._default_manager.all()  # type: ignore[union-attr]
+    cached._defer_next_filter = True
+    cached = cached.filter(**{field: obj})
+    cached._result_cache = list(related)
+    cached._prefetch_done = True
+    prefetched = getattr(obj, "_prefetched_objects_cache", {})
+    obj._prefetched_objects_cache = {**prefetched, name: cached}  # type: ignore[attr-defined]
+
+
+class Slot(Expression):
+    """A named parameter of a queryset compiled once (`compiled`): stands where a value goes,
+    e.g. ``filter(project_id=Slot("project", IntegerField()))``."""
+
+    def __init__(self, name: str, output_field: models.Field) -> None:
+        super().__init__(output_field=output_field)
+        self.name = name
+
+    def as_sql(self, compiler: Any, connection: Any) -> tuple[str, list]:
+        return "%s", [self]
+
+
+def compiled(queryset: QuerySet) -> tuple[str, tuple, dict[str, tuple[int, ...]]]:
+    """A queryset's SQL and parameters, compiled once, and where each `Slot`'s value goes among
+    the parameters (bind them with `bind`): the ORM writes a statement whose conditions are a
+    rule kept as a queryset, and the hot path runs it without compiling it again."""
+    sql, params = queryset.query.sql_with_params()
+    slots: dict[str, list[int]] = {}
+    for index, param in enumerate(params):
+        if isinstance(param, Slot):
+            slots.setdefault(param.name, []).append(index)
+    return sql, tuple(params), {name: tuple(at) for name, at in slots.items()}
+
+
+def bind(params: Sequence[Any], slots: dict[str, tuple[int, ...]], **values: Any) -> list:
+    """The parameters of a `compiled` statement with each slot's value in its places."""
+    bound = list(params)
+    for name, at in slots.items():
+        for index in at:
+            bound[index] = values[name]
+    return bound
+
+
 @cache
 def _insert_sql(model: type[models.Model], n: int, conflict: tuple, vendor: str) -> str:
     fields = _writable(model)
@@ -147,8 +210,7 @@ def insert(objs: Sequence[M], *, conflict: tuple = ()) -> Sequence[M]:
         cursor.execute(_insert_sql(model, len(objs), conflict, db.vendor), params)
         keys = cursor.fetchall()
     for obj, (pk,) in zip(objs, keys, strict=True):
-        obj.pk = pk
-        obj._state.adding, obj._state.db = False, db.alias
+        saved(obj, pk)
     return objs
 
 

@@ -173,7 +173,7 @@ def _member_change(
         return redirect("annotator:members", project.slug)
     done = f"is now {_with_article(role)}" if role else "was removed from the project"
     messages.success(request, f"{membership.user} {done}.")
-    if not access.project_may(request.user, project, access.Action.MANAGE):
+    if not access.role_may(access.project_role(request.user, project), access.Action.MANAGE):
         return redirect("annotator:home")  # a lead who stepped down has no business here
     return redirect("annotator:members", project.slug)
 

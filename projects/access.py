@@ -4,20 +4,21 @@ A user without a role in the project gets "not found" (a project's existence is 
 members); a member whose role does not allow the action gets "forbidden". Admins act as leads
 everywhere. Pair, assignment, release and job rules derive from the project's.
 
-Pairs, assignments and jobs live in the apps above; the rules here know them only by what they
+Pairs and jobs live in the apps above; the rules here know them only by what they
 ask of them (the protocols below), so every decision stays in this one module.
 """
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any, Protocol
 
 from django.core.exceptions import PermissionDenied
 from django.db import connection, models
 from django.http import Http404
 
+from accounts.users import AnyUser
 from config import rows
+from projects import sql
 from projects.models import Membership, Project, Role
 
 
@@ -29,13 +30,6 @@ class PairLike(Protocol):
 
     @property
     def assignments(self) -> Any: ...  # its leases (Assignment.pair's related name)
-
-
-class AssignmentLike(Protocol):
-    """annotator.models.Assignment, as far as access asks."""
-
-    @property
-    def annotator_id(self) -> int: ...
 
 
 class JobLike(Protocol):
@@ -74,16 +68,25 @@ REFUSED = {
 }
 
 
-def project_role(user, project: Project) -> Role | None:
-    """The user's role in the project; admins act as leads everywhere."""
+def role_of(user: AnyUser, member_role: str | None = None) -> Role | None:
+    """The user's role in a project where their membership's role is ``member_role`` (None: no
+    membership). Admins act as leads in every project, member or not: this is the one place
+    that rule is written, so ``role_of(user)`` is the role a user holds everywhere (None for
+    all but admins)."""
     if not user.is_authenticated:
         return None
     if user.is_superuser:
         return Role.LEAD
-    role = (
-        Membership.objects.filter(project=project, user=user).values_list("role", flat=True).first()
-    )
-    return Role(role) if role else None
+    return Role(member_role) if member_role else None
+
+
+def project_role(user: AnyUser, project: Project) -> Role | None:
+    """The user's role in the project (one query, none for admins and anonymous callers)."""
+    everywhere = role_of(user)
+    if everywhere is not None or not user.is_authenticated:
+        return everywhere
+    member = Membership.objects.filter(project=project, user=user)
+    return role_of(user, member.values_list("role", flat=True).first())
 
 
 def role_may(role: Role | None, action: Action) -> bool:
@@ -91,14 +94,10 @@ def role_may(role: Role | None, action: Action) -> bool:
     return role is not None and role in RULES[action]
 
 
-def project_may(user, project: Project, action: Action) -> bool:
-    return role_may(project_role(user, project), action)
-
-
-def project_check(user, project: Project, action: Action) -> Role:
-    """The user's role when it allows ``action``: Http404 for outsiders, PermissionDenied for
-    members whose role does not (DRF answers both as 404/403 in the API's error shape)."""
-    role = project_role(user, project)
+def role_check(role: Role | None, action: Action) -> Role:
+    """The role when it allows ``action``: Http404 for no role (an outsider: a project's
+    existence is private), PermissionDenied for a member whose role does not (DRF answers both
+    as 404/403 in the API's error shape)."""
     if role is None:
         raise Http404("no such project")
     if not role_may(role, action):
@@ -106,62 +105,30 @@ def project_check(user, project: Project, action: Action) -> Role:
     return role
 
 
-@cache
-def _project_for_sql(vendor: str) -> str:
-    # Hand-written (config.rows): the annotator's hot `next` asks it on every request.
-    p, qn = rows.qn("p"), rows.qn
-    return (
-        f"SELECT {rows.columns(Project, 'p')}, ({member_role_sql(f'{p}.' + qn('id'))}) "
-        f"FROM {rows.table(Project)} {p} WHERE {p}.{qn('slug')} = %s"
-    )
+def project_check(user: AnyUser, project: Project, action: Action) -> Role:
+    """The user's role in the project when it allows ``action`` (else as `role_check`)."""
+    return role_check(project_role(user, project), action)
 
 
-def member_role_sql(project_id: str) -> str:
-    """A scalar subquery for hand-written statements (config.rows): the role of the user given
-    as its one parameter in the project whose id is the SQL expression ``project_id``; NULL
-    without a membership. `member_check` reads it."""
-    m, qn = rows.qn("m"), rows.qn
-    return (
-        f"SELECT {m}.{qn('role')} FROM {rows.table(Membership)} {m} "
-        f"WHERE {m}.{qn('project_id')} = {project_id} AND {m}.{qn('user_id')} = %s LIMIT 1"
-    )
-
-
-def project_for(user, slug: str, action: Action) -> tuple[Project, Role]:
-    """The project named ``slug`` and the user's role in it, if ``action`` is allowed: one
-    query reads both (the annotator's hot `next` goes through here)."""
-    row = rows.fetchone(_project_for_sql(connection.vendor), [user.pk or 0, slug])
+def project_for(user: AnyUser, slug: str, action: Action) -> tuple[Project, Role]:
+    """The project named ``slug`` and the user's role in it, if ``action`` is allowed (else as
+    `role_check`): one hand-written statement reads both (projects/sql.py)."""
+    row = rows.fetchone(sql.project_with_role(connection.vendor), [user.pk or 0, slug])
     if row is None:
         raise Http404("no such project")
-    return rows.from_row(Project, row), member_check(user, row[-1], action)
+    return rows.from_row(Project, row), role_check(role_of(user, row[-1]), action)
 
 
-def member_check(user, member_role: str | None, action: Action) -> Role:
-    """``project_check`` for a membership role already read with the project (None: no
-    membership): the user's role when it allows ``action``, else Http404 or PermissionDenied."""
-    if not user.is_authenticated:
-        role = None
-    elif user.is_superuser:
-        role = Role.LEAD
-    else:
-        role = Role(member_role) if member_role else None
-    if role is None:
-        raise Http404("no such project")
-    if not role_may(role, action):
-        raise PermissionDenied(REFUSED[action])
-    return role
-
-
-def project_may_create(user) -> bool:
+def project_may_create(user: AnyUser) -> bool:
     """Staff, admins, and anyone who already leads a project may start a new one."""
     if not user.is_authenticated:
         return False
-    if user.is_staff or user.is_superuser:
+    if user.is_staff or role_of(user) is not None:
         return True
     return Membership.objects.filter(user=user, role=Role.LEAD).exists()
 
 
-def pair_may_view(user, pair: PairLike, *, role: Role | None = None) -> bool:
+def pair_may_view(user: AnyUser, pair: PairLike, *, role: Role | None = None) -> bool:
     """Leads see every pair of their projects; an annotator only the pairs leased to them."""
     role = role if role is not None else project_role(user, pair.project)
     if role == Role.LEAD:
@@ -169,11 +136,6 @@ def pair_may_view(user, pair: PairLike, *, role: Role | None = None) -> bool:
     if role == Role.ANNOTATOR:
         return pair.assignments.filter(annotator=user).exists()
     return False
-
-
-def assignment_may_work(user, assignment: AssignmentLike) -> bool:
-    """Only its annotator works on an assignment (leads neither see nor change it)."""
-    return user.is_authenticated and assignment.annotator_id == user.pk
 
 
 def release_may_read(role: Role | None, *, ready: bool) -> bool:
@@ -184,11 +146,12 @@ def release_may_read(role: Role | None, *, ready: bool) -> bool:
     return ready and role_may(role, Action.READ_RELEASES)
 
 
-def job_may_view(user, job: JobLike) -> bool:
+def job_may_view(user: AnyUser, job: JobLike) -> bool:
     """A project's jobs are its current leads', and the creator's while still a member (a
     researcher polls the evaluation they started); a job without a project is its creator's
-    (or an admin's)."""
+    (or an admin's: a lead everywhere)."""
     if job.project is None:
-        return user.is_authenticated and (job.created_by_id == user.pk or user.is_superuser)
+        mine = user.is_authenticated and job.created_by_id == user.pk
+        return mine or role_may(role_of(user), Action.MANAGE)
     role = project_role(user, job.project)
     return role_may(role, Action.MANAGE) or (role is not None and job.created_by_id == user.pk)

@@ -32,7 +32,6 @@ from releases.forms import EvaluationForm, ReleaseForm
 from releases.leaderboard import leaderboard
 from releases.models import EvaluationStatus, Release, ReleaseStatus
 from releases.selectors import release_visible, releases_visible
-from review.views import lead_project
 
 
 @login_required
@@ -107,7 +106,7 @@ def _tell_status(request: HttpRequest, release: Release) -> None:
 def release_rebuild(request: HttpRequest, pk: int) -> HttpResponse:
     """Build a failed release again, under a new job."""
     release = get_object_or_404(Release.objects.select_related("project"), pk=pk)
-    lead_project(request, release.project)
+    access.project_check(request.user, release.project, access.Action.MANAGE)
     try:
         release_retry(release=release, user=request.user)
     except ReleaseRefused as exc:

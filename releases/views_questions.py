@@ -14,6 +14,7 @@ from django.views.decorators.http import require_POST
 from annotator.models import Pair, PairStatus
 from config.htmx import HtmxHttpRequest
 from config.paging import IdsFirstPaginator
+from projects import access
 from projects.models import Project
 from releases.questions import (
     NegativesInvalid,
@@ -24,7 +25,6 @@ from releases.questions import (
     question_unverify,
     question_verify,
 )
-from review.views import lead_project
 
 PER_PAGE = 25
 FIELDS = ("negative_1", "negative_2")
@@ -39,7 +39,8 @@ DONE = {
 
 @login_required
 def questions(request: HttpRequest, slug: str) -> HttpResponse:
-    project = lead_project(request, get_object_or_404(Project, slug=slug))
+    project = get_object_or_404(Project, slug=slug)
+    access.project_check(request.user, project, access.Action.MANAGE)
     edited_only = request.GET.get("edited") == "1"
     pairs = Pair.objects.filter(project=project, status=PairStatus.ACCEPTED).order_by("pk")
     if edited_only:
@@ -63,7 +64,8 @@ def question(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """Save the two negatives (or, with action=reset, go back to the derived ones). htmx gets
     the row back, errors in place; a plain form goes back to its page, or shows the row alone."""
     pair = get_object_or_404(Pair.objects.select_related("project"), pk=pk)
-    project = lead_project(request, pair.project)
+    project = pair.project
+    access.project_check(request.user, project, access.Action.MANAGE)
     if pair.status != PairStatus.ACCEPTED:
         raise Http404("only accepted pairs have a question")
     action = request.POST.get("action")

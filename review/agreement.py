@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-from functools import cache
 
 from django.db import connection, transaction
 
@@ -21,6 +20,7 @@ from pairdiff.agreement import (
 from pairdiff.answers import Answer
 from pairdiff.gold import answer_from_changes, score_against_gold
 from projects.models import Project, TierRule
+from review import sql
 from review.models import Agreement, GoldScore
 from review.selectors import pair_is_resolved
 from webhooks.models import EventKind, ObjectKind
@@ -75,43 +75,10 @@ _AGREEMENT_COMPUTED = (
 )
 
 
-@cache
-def _pair_sql(vendor: str, locks: bool) -> str:
-    # The cross-check runs after every submit that completes a pair: its reads are hand-written
-    # (config.rows). The lock is the pair's row only, as the docstring below says: locking the
-    # project's row too made every concurrent cross-check of the project wait for each other.
-    p, r, qn = rows.qn("p"), rows.qn("r"), rows.qn
-    sql = (
-        f"SELECT {rows.columns(Pair, 'p')}, {rows.columns(Project, 'r')} "
-        f"FROM {rows.table(Pair)} {p} "
-        f"INNER JOIN {rows.table(Project)} {r} ON {r}.{qn('id')} = {p}.{qn('project_id')} "
-        f"WHERE {p}.{qn('id')} = %s"
-    )
-    return sql + f" FOR UPDATE OF {p}" if locks else sql
-
-
-@cache
-def _annotations_sql(vendor: str) -> str:
-    """The pair's first two annotations, each joined to its changes (a row with NULL change
-    columns for an annotation without any), in order."""
-    a, c, qn = rows.qn("a"), rows.qn("c"), rows.qn
-    first_two = (
-        f"SELECT {rows.columns(Annotation)} FROM {rows.table(Annotation)} "
-        f"WHERE {qn('pair_id')} = %s ORDER BY {qn('created_at')} ASC, {qn('id')} ASC LIMIT 2"
-    )
-    return (
-        f"SELECT {rows.columns(Annotation, 'a')}, {rows.columns(Change, 'c')} "
-        f"FROM ({first_two}) {a} "
-        f"LEFT JOIN {rows.table(Change)} {c} ON {c}.{qn('annotation_id')} = {a}.{qn('id')} "
-        f"ORDER BY {a}.{qn('created_at')} ASC, {a}.{qn('id')} ASC, "
-        f"{c}.{qn('position')} ASC, {c}.{qn('id')} ASC"
-    )
-
-
 def _first_annotations(pair: Pair) -> list[Annotation]:
     """The pair's first two annotations, each with its changes known, in one statement."""
     with connection.cursor() as cursor:
-        cursor.execute(_annotations_sql(connection.vendor), [pair.pk])
+        cursor.execute(sql.first_annotations(connection.vendor), [pair.pk])
         found = cursor.fetchall()
     annotations: dict[int, Annotation] = {}
     changes: dict[int, list[Change]] = {}
@@ -134,8 +101,8 @@ def agreement_compute(*, pair_id: int) -> Agreement | None:
     run twice (also to recompute after a policy change); None until enough annotations are
     in. Takes the pair's row lock."""
     with transaction.atomic():
-        sql = _pair_sql(connection.vendor, connection.features.has_select_for_update)
-        row = rows.fetchone(sql, [pair_id])
+        statement = sql.pair_locked(connection.vendor, connection.features.has_select_for_update)
+        row = rows.fetchone(statement, [pair_id])
         if row is None:
             raise Pair.DoesNotExist("Pair matching query does not exist.")
         pair = rows.from_row(Pair, row)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-from functools import cache
 
 from django.db import connection
 from django.db.models import Exists, OuterRef, QuerySet
@@ -11,22 +10,13 @@ from django.db.models import Exists, OuterRef, QuerySet
 from annotator.models import Annotation, Change, Pair, PairStatus
 from config import rows
 from projects.models import Project
+from review import sql
 from review.models import Decision, Resolution
-
-
-@cache
-def _latest_decision_sql(vendor: str) -> str:
-    # Hand-written (config.rows): every cross-check asks it.
-    qn = rows.qn
-    return (
-        f"SELECT {qn('decision')} FROM {rows.table(Resolution)} WHERE {qn('pair_id')} = %s "
-        f"ORDER BY {qn('created_at')} DESC, {qn('id')} DESC LIMIT 1"
-    )
 
 
 def pair_is_resolved(pair: Pair) -> bool:
     """A lead's decision stands (the latest resolution is not a reopen)."""
-    latest = rows.fetchone(_latest_decision_sql(connection.vendor), [pair.pk])
+    latest = rows.fetchone(sql.latest_decision(connection.vendor), [pair.pk])
     return latest is not None and latest[0] != Decision.REOPEN
 
 

@@ -15,15 +15,10 @@ from review.gold_feedback import gold_feedback_for
 from review.selectors import disputes_queue, spot_check_sample
 
 
-def lead_project(request: HttpRequest, project: Project) -> Project:
-    """The project, if the caller leads it: 404 for outsiders, 403 for other roles."""
-    access.project_check(request.user, project, access.Action.MANAGE)
-    return project
-
-
 @login_required
 def disputes(request: HttpRequest, slug: str) -> HttpResponse:
-    project = lead_project(request, get_object_or_404(Project, slug=slug))
+    project = get_object_or_404(Project, slug=slug)
+    access.project_check(request.user, project, access.Action.MANAGE)
     filters = {k: request.GET.get(k, "").strip() for k in ("category", "annotator", "reason")}
     queue = disputes_queue(project, **filters)
     page = IdsFirstPaginator(queue, 50).get_page(request.GET.get("page"))
@@ -33,7 +28,8 @@ def disputes(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 def spot_check(request: HttpRequest, slug: str) -> HttpResponse:
-    project = lead_project(request, get_object_or_404(Project, slug=slug))
+    project = get_object_or_404(Project, slug=slug)
+    access.project_check(request.user, project, access.Action.MANAGE)
     try:
         n = max(1, min(int(request.GET.get("n", 20)), 200))
     except ValueError:
@@ -57,5 +53,5 @@ def gold_feedback(request: HttpRequest, pk: int) -> JsonResponse:
 @login_required
 def adjudicate(request: HttpRequest, pk: int) -> HttpResponse:
     pair = get_object_or_404(Pair.objects.select_related("project"), pk=pk)
-    lead_project(request, pair.project)
+    access.project_check(request.user, pair.project, access.Action.MANAGE)
     return render(request, "review/adjudicate.html", adjudication_context(pair))
