@@ -312,11 +312,11 @@ def job(project, lead):
 
 
 PAGES = [
-    ("annotator:project_settings", "slug"),
-    ("annotator:members", "slug"),
-    ("annotator:upload", "slug"),
-    ("annotator:jobs", "slug"),
-    ("annotator:job", "job"),
+    ("console:project_settings", "slug"),
+    ("console:members", "slug"),
+    ("console:upload", "slug"),
+    ("console:jobs", "slug"),
+    ("console:job", "job"),
 ]
 
 
@@ -347,14 +347,14 @@ def test_admins_act_as_leads(client, project, job, admin_user):
 
 
 POSTS = [
-    ("annotator:member_role", {"role": "lead"}),
-    ("annotator:member_remove", {}),
-    ("annotator:upload_pair", {}),
+    ("console:member_role", {"role": "lead"}),
+    ("console:member_remove", {}),
+    ("console:upload_pair", {}),
 ]
 
 
 def _post_url(name: str, project: Project, user) -> str:
-    args = [project.slug] if name == "annotator:upload_pair" else [project.slug, user.pk]
+    args = [project.slug] if name == "console:upload_pair" else [project.slug, user.pk]
     return reverse(name, args=args)
 
 
@@ -381,20 +381,20 @@ def test_actions_answer_only_to_post(client, project, lead, annotator_2, name, d
 )
 def test_projects_are_started_by_staff_and_leads(client, request, who, status):
     _login(client, request.getfixturevalue(who))
-    assert client.get(reverse("annotator:project_new")).status_code == status
+    assert client.get(reverse("console:project_new")).status_code == status
 
 
 def test_staff_may_start_a_project(client, outsider):
     outsider.is_staff = True
     outsider.save()
     _login(client, outsider)
-    response = client.post(reverse("annotator:project_new"), _settings_data(name="Bikes"))
+    response = client.post(reverse("console:project_new"), _settings_data(name="Bikes"))
     assert response.status_code == 302 and response["Location"] == "/p/bikes/"
     assert Project.objects.get(slug="bikes").memberships.get().user == outsider
 
 
 def test_new_project_page_needs_a_login(client, db):
-    response = client.get(reverse("annotator:project_new"))
+    response = client.get(reverse("console:project_new"))
     assert response.status_code == 302 and response["Location"].startswith(reverse("login"))
 
 
@@ -402,10 +402,10 @@ def test_project_page_shows_leads_the_manage_links_and_annotators_none(
     client, project, lead, annotator_1
 ):
     manage = [
-        reverse("annotator:project_settings", args=["cars"]),
-        reverse("annotator:members", args=["cars"]),
-        reverse("annotator:upload", args=["cars"]),
-        reverse("annotator:jobs", args=["cars"]),
+        reverse("console:project_settings", args=["cars"]),
+        reverse("console:members", args=["cars"]),
+        reverse("console:upload", args=["cars"]),
+        reverse("console:jobs", args=["cars"]),
         reverse("review:disputes", args=["cars"]),
         reverse("review:spot_check", args=["cars"]),
         "/review/cars/dashboard/",
