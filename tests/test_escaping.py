@@ -194,7 +194,7 @@ def test_htmx_fragments_are_escaped_too(client, hostile):
 
 
 def test_a_quote_in_a_guidelines_link_cannot_leave_the_href():
-    """The rest of the markdown subset is pinned in tests/annotator/test_manage.py."""
+    """The rest of the markdown subset is pinned in tests/annotator/test_textformats.py."""
     html = str(guidelines_html('[a](https://x.test/"onmouseover=x>y)'))
 
     assert html == (
