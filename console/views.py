@@ -36,14 +36,10 @@ from annotator.textformats import guidelines_html
 from annotator.upload_limits import ImageSizeLimit, image_size_errors, image_size_limit
 from annotator.uploads import ImportFormat, import_queue
 from config.htmx import HtmxHttpRequest
-from console.forms import (
-    ImportForm,
-    MemberForm,
-    PairForm,
-    ProjectForm,
-    RoleForm,
-)
+from console.forms import ProjectForm
+from console.forms_members import MemberForm, RoleForm
 from console.forms_synthesis import SynthesisForm
+from console.forms_uploads import ImportForm, PairForm
 from jobs.lifecycle import job_cancel
 from jobs.models import Job, JobKind, JobStatus
 from projects import access

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth import get_user_model
 
-from console.forms import MemberForm, ProjectForm
+from console.forms import ProjectForm
+from console.forms_members import MemberForm
 from projects.models import Membership, Preset, Role
 from tests.conftest import PASSWORD
 from tests.console.helpers import STRONG_PASSWORD, _settings_data
