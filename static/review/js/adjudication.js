@@ -1,9 +1,9 @@
 // One adjudication screen: the workspace's viewer, modes, pointer editing, change cards and
-// shortcuts (the canvas kit, static/canvas/js/mount.js, with the lead's decisions registered as
-// its actions), with both annotations painted as read-only layers, the agreement breakdown, and
-// the lead's decisions. The merged answer lives in
-// the canvas store, which writes the hidden <textarea name="answer"> (the source of truth, as
-// in the workspace); it exists only while the lead edits one.
+// shortcuts (the canvas kit, static/canvas/js/mount.js), with both annotations painted as
+// read-only layers, the agreement breakdown, and the lead's decisions, registered with the kit as
+// its actions. The merged answer lives in the canvas store, which writes the hidden
+// <textarea name="answer"> (the source of truth, as in the workspace); it exists only while the
+// lead edits one.
 import { sendJson } from "../../canvas/js/api.js";
 import { frameBox } from "../../canvas/js/box.js";
 import { actionFor } from "../../canvas/js/keys.js";
