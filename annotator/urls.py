@@ -1,9 +1,11 @@
-"""The annotators' routes (home, leasing, the workspace, pair images). They are part of the
-``annotator:`` URL namespace, which console.urls declares (console sits above this app)."""
+"""The ``annotator:`` URL namespace: the annotators' routes (home, leasing, the workspace, pair
+images)."""
 
 from django.urls import path
 
 from annotator import views
+
+app_name = "annotator"
 
 urlpatterns = [
     path("", views.home, name="home"),

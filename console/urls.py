@@ -1,15 +1,13 @@
-"""The ``annotator:`` URL namespace: the annotators' routes (annotator.urls) and the leads'
-project pages. Paths and names are those the app always had."""
+"""The ``console:`` URL namespace: the leads' project pages. Their paths are those the app
+always had (mounted at the site's root beside annotator.urls)."""
 
 from django.urls import path
 
-from annotator.urls import urlpatterns as annotator_urlpatterns
 from console import views, views_pairs, views_screening, views_webhooks
 
-app_name = "annotator"
+app_name = "console"
 
 urlpatterns = [
-    *annotator_urlpatterns,
     path("p/<slug:slug>/", views_pairs.project_detail, name="project"),
     path("pairs/<int:pk>/", views_pairs.pair_detail, name="pair"),
     path("projects/new/", views.project_new, name="project_new"),

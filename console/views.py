@@ -37,14 +37,10 @@ from annotator.screening import project_screen
 from annotator.services import PairRejected, pair_create
 from annotator.textformats import guidelines_html
 from config.htmx import HtmxHttpRequest
-from console.forms import (
-    ImportForm,
-    MemberForm,
-    PairForm,
-    ProjectForm,
-    RoleForm,
-)
+from console.forms import ProjectForm
+from console.forms_members import MemberForm, RoleForm
 from console.forms_synthesis import SynthesisForm
+from console.forms_uploads import ImportForm, PairForm
 from jobs.lifecycle import job_cancel
 from jobs.models import Job, JobKind, JobStatus
 from projects import access
@@ -80,7 +76,7 @@ def project_new(request: HttpRequest) -> HttpResponse:
     if form.is_valid():
         project = form.save_new(user=request.user)
         messages.success(request, f"Project {project.name} created; you are its lead.")
-        return redirect("annotator:project", project.slug)
+        return redirect("console:project", project.slug)
     return render(request, "console/project_form.html", {"form": form})
 
 
@@ -100,7 +96,7 @@ def project_settings(request: HttpRequest, slug: str) -> HttpResponse:
             if order_changed:
                 queue_priorities_refresh(project=project)
         messages.success(request, _saved_message(job))
-        return redirect("annotator:project_settings", project.slug)
+        return redirect("console:project_settings", project.slug)
     guidelines = guidelines_html(project.guidelines)
     context = {"form": form, "project": project, "tab": "settings", "guidelines": guidelines}
     return render(request, "console/project_form.html", context)
@@ -112,7 +108,7 @@ def _saved_message(job: Job | None) -> str:
     return format_html(
         "Settings saved. The agreement policy changed, so every verdict is being recomputed: "
         '<a href="{}">job #{}</a>.',
-        reverse("annotator:job", args=[job.pk]),
+        reverse("console:job", args=[job.pk]),
         job.pk,
     )
 
@@ -130,7 +126,7 @@ def members(request: HttpRequest, slug: str) -> HttpResponse:
         messages.success(
             request, f"{membership.user} is now {_with_article(membership.role)} of the project."
         )
-        return redirect("annotator:members", project.slug)
+        return redirect("console:members", project.slug)
     figures = figures_of(project)  # annotations counted by the periodic job on a large project
     context = {
         "project": project,
@@ -152,7 +148,7 @@ def member_role(request: HttpRequest, slug: str, user_id: int) -> HttpResponse:
     form = RoleForm(request.POST)
     if not form.is_valid():
         messages.error(request, "Pick one of the roles.")
-        return redirect("annotator:members", project.slug)
+        return redirect("console:members", project.slug)
     return _member_change(request, project, user_id, Role(form.cleaned_data["role"]))
 
 
@@ -170,12 +166,12 @@ def _member_change(
         membership = _membership_change(project=project, user_id=user_id, role=role)
     except MemberRefused as exc:
         messages.error(request, str(exc))
-        return redirect("annotator:members", project.slug)
+        return redirect("console:members", project.slug)
     done = f"is now {_with_article(role)}" if role else "was removed from the project"
     messages.success(request, f"{membership.user} {done}.")
     if not access.role_may(access.project_role(request.user, project), access.Action.MANAGE):
         return redirect("annotator:home")  # a lead who stepped down has no business here
-    return redirect("annotator:members", project.slug)
+    return redirect("console:members", project.slug)
 
 
 def _with_article(role: str) -> str:
@@ -232,7 +228,7 @@ def upload(request: HttpRequest, slug: str) -> HttpResponse:
         except ValueError as exc:
             form.add_error(None, str(exc))
         else:
-            return redirect("annotator:job", job.pk)
+            return redirect("console:job", job.pk)
     return _upload_page(request, project, import_form=form)
 
 
@@ -264,7 +260,7 @@ def _labelstudio_staged(request: HttpRequest, project: Project) -> HttpResponse:
     try:
         if request.POST.get("action") == "import":
             job = labelstudio_queue(project=project, token=token, user=request.user)
-            return redirect("annotator:job", job.pk)
+            return redirect("console:job", job.pk)
         mapping = request.POST.get("mapping", "").encode()
         labelstudio_stage_mapping(project=project, token=token, mapping=mapping or None)
     except ValueError as exc:
@@ -307,7 +303,7 @@ def _upload_pair(request: HttpRequest, slug: str, limit: ImageSizeLimit) -> Http
             form.add_error(exc.field or None, str(exc))
         else:
             messages.success(request, f"Pair {pair} uploaded.")
-            return redirect("annotator:pair", pair.pk)
+            return redirect("console:pair", pair.pk)
     return _upload_page(request, project, pair_form=form)
 
 
@@ -328,7 +324,7 @@ def upload_synthesize(request: HttpRequest, slug: str) -> HttpResponse:
         except (SynthesisUnusable, ValidationError) as exc:
             form.add_error(None, str(exc))
         else:
-            return redirect("annotator:job", job.pk)
+            return redirect("console:job", job.pk)
     return _upload_page(request, project, synthesis_form=form)
 
 
@@ -417,8 +413,8 @@ def preannotate(request: HttpRequest, slug: str) -> HttpResponse:
         )
     except UnknownBackend as exc:
         messages.error(request, str(exc))
-        return redirect("annotator:jobs", project.slug)
-    return redirect("annotator:job", job.pk)
+        return redirect("console:jobs", project.slug)
+    return redirect("console:job", job.pk)
 
 
 @require_POST
@@ -431,4 +427,4 @@ def job_stop(request: HttpRequest, pk: int) -> HttpResponse:
     access.project_check(request.user, job.project, access.Action.MANAGE)
     if job_cancel(job=job):
         messages.info(request, f"Job #{job.pk} will stop after its current batch.")
-    return redirect("annotator:job", job.pk)
+    return redirect("console:job", job.pk)

@@ -46,8 +46,8 @@ def _decide(request: HttpRequest, project) -> HttpResponse:
     ids = [int(v) for v in request.POST.getlist("pairs") if v.isdigit() and len(v) < 19]
     if action not in ("accept", "reject") or not ids:
         messages.error(request, "Tick at least one pair, then accept or reject.")
-        return redirect("annotator:screening", project.slug)
+        return redirect("console:screening", project.slug)
     n = screened_decide(project=project, pair_ids=ids, accept=action == "accept", user=request.user)
     done = "accepted back into the queue" if action == "accept" else "rejected"
     messages.success(request, f"{n} pair{'s' if n != 1 else ''} {done}.")
-    return redirect("annotator:screening", project.slug)
+    return redirect("console:screening", project.slug)

@@ -42,7 +42,7 @@ def webhooks(request: HttpRequest, slug: str) -> HttpResponse:
                 # Shown once, on the next page: kept in the (server-side) session, never in
                 # the messages, whose storage may be a cookie.
                 request.session[NEW_SECRET] = {"url": endpoint.url, "secret": endpoint.secret}
-            return redirect("annotator:webhooks", project.slug)
+            return redirect("console:webhooks", project.slug)
     deliveries = (
         Delivery.objects.filter(endpoint__project=project)
         .select_related("event", "endpoint")
@@ -72,7 +72,7 @@ def webhook_test(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     endpoint = _endpoint(request, slug, pk)
     endpoint_test(endpoint=endpoint)
     messages.success(request, f"Test delivery to {endpoint.url} queued; its attempts show below.")
-    return redirect("annotator:webhooks", slug)
+    return redirect("console:webhooks", slug)
 
 
 @require_POST
@@ -81,7 +81,7 @@ def webhook_delete(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     endpoint = _endpoint(request, slug, pk)
     endpoint_delete(endpoint=endpoint)
     messages.success(request, f"Webhook to {endpoint.url} deleted, with its deliveries.")
-    return redirect("annotator:webhooks", slug)
+    return redirect("console:webhooks", slug)
 
 
 @require_POST
@@ -91,4 +91,4 @@ def webhook_redeliver(request: HttpRequest, slug: str, pk: int, delivery: UUID) 
     found = get_object_or_404(Delivery, endpoint=endpoint, uuid=delivery)
     delivery_redeliver(found)
     messages.success(request, f"Delivery {found.uuid} sent again.")
-    return redirect("annotator:webhooks", slug)
+    return redirect("console:webhooks", slug)

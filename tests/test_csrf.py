@@ -120,9 +120,9 @@ def _posts(project, researcher, lead):
     return [
         (reverse("logout"), {}),
         (reverse("annotator:lease_next", args=[project.slug]), {}),
-        (reverse("annotator:member_role", args=[project.slug, researcher.pk]), {"role": "lead"}),
-        (reverse("annotator:member_remove", args=[project.slug, researcher.pk]), {}),
-        (reverse("annotator:project_new"), {"slug": "new", "name": "New", "preset": "mincu"}),
+        (reverse("console:member_role", args=[project.slug, researcher.pk]), {"role": "lead"}),
+        (reverse("console:member_remove", args=[project.slug, researcher.pk]), {}),
+        (reverse("console:project_new"), {"slug": "new", "name": "New", "preset": "mincu"}),
         (reverse("accounts:tokens"), {"name": "laptop"}),
     ]
 

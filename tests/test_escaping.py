@@ -130,23 +130,23 @@ def hostile(db, django_capture_on_commit_callbacks):
 # (who looks, url name, kwargs from the objects, the fields the page must show)
 PAGES = [
     ("lead", "annotator:home", None, ["project_name"]),
-    ("lead", "annotator:project", "slug", ["project_name", "project_description", "guidelines"]),
-    ("annotator", "annotator:project", "slug", ["project_name", "guidelines"]),
+    ("lead", "console:project", "slug", ["project_name", "project_description", "guidelines"]),
+    ("annotator", "console:project", "slug", ["project_name", "guidelines"]),
     ("annotator", "annotator:workspace", "lease", ["instruction", "guidelines", "category_name"]),
-    ("lead", "annotator:pair", "disputed", ["description", "entity_a", "entity_b"]),
-    ("lead", "annotator:pair", "resolved", ["description", "comment"]),
+    ("lead", "console:pair", "disputed", ["description", "entity_a", "entity_b"]),
+    ("lead", "console:pair", "resolved", ["description", "comment"]),
     ("lead", "review:adjudicate", "disputed", ["description", "entity_a", "category_name"]),
     ("lead", "review:disputes", "slug", ["external_id"]),
     ("lead", "review:spot_check", "slug", []),
     ("lead", "review:dashboard", "slug", ["category_name"]),
-    ("lead", "annotator:jobs", "slug", ["job_message"]),
-    ("lead", "annotator:job", "job", ["job_message", "job_error"]),
-    ("lead", "annotator:project_settings", "slug", ["project_name", "guidelines", "licence"]),
-    ("lead", "annotator:members", "slug", ["project_name"]),
+    ("lead", "console:jobs", "slug", ["job_message"]),
+    ("lead", "console:job", "job", ["job_message", "job_error"]),
+    ("lead", "console:project_settings", "slug", ["project_name", "guidelines", "licence"]),
+    ("lead", "console:members", "slug", ["project_name"]),
     ("lead", "releases:releases", "slug", ["release_name"]),
     ("lead", "releases:release", "release", ["release_name", "project_description"]),
-    ("lead", "annotator:upload", "slug", ["project_name"]),
-    ("lead", "annotator:screening", "slug", ["project_name"]),
+    ("lead", "console:upload", "slug", ["project_name"]),
+    ("lead", "console:screening", "slug", ["project_name"]),
     ("lead", "releases:questions", "slug", []),
 ]
 
@@ -185,7 +185,7 @@ def test_pages_show_hostile_text_escaped(client, hostile, who, name, target, sho
 
 def test_htmx_fragments_are_escaped_too(client, hostile):
     client.force_login(hostile["lead"])
-    url = reverse("annotator:job", args=[hostile["job"].pk])
+    url = reverse("console:job", args=[hostile["job"].pk])
 
     body = client.get(url, HTTP_HX_REQUEST="true").content.decode()
 
@@ -194,7 +194,7 @@ def test_htmx_fragments_are_escaped_too(client, hostile):
 
 
 def test_a_quote_in_a_guidelines_link_cannot_leave_the_href():
-    """The rest of the markdown subset is pinned in tests/annotator/test_manage.py."""
+    """The rest of the markdown subset is pinned in tests/annotator/test_textformats.py."""
     html = str(guidelines_html('[a](https://x.test/"onmouseover=x>y)'))
 
     assert html == (

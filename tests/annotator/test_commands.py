@@ -1,11 +1,10 @@
 import json
-from collections import Counter
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
-from annotator.models import GoldAnswer, Pair
+from annotator.models import Pair
 from projects.models import Membership, Project, Role
 from tests.images import edited_pair
 
@@ -97,38 +96,3 @@ def test_import_pairs_exits_2_on_unusable_input(project, manifest_dir, monkeypat
 
     assert _exit_code("import_pairs", *args) == 2
     assert Pair.objects.count() == 0
-
-
-def test_demo_is_idempotent_and_keeps_gold_answers(db, capsys):
-    call_command("demo", "--pairs", "3", "--annotators", "2", "--seed", "1", "--worked", "0")
-    first = sorted(Pair.objects.values_list("external_id", "sha256_a", "sha256_b"))
-
-    call_command("demo", "--pairs", "3", "--annotators", "2", "--seed", "1", "--worked", "0")
-
-    assert sorted(Pair.objects.values_list("external_id", "sha256_a", "sha256_b")) == first
-    assert GoldAnswer.objects.count() == 3
-    project = Project.objects.get(slug="demo")
-    roles = dict(project.memberships.values_list("user__username", "role"))
-    assert roles == {
-        "annotator1": "annotator",
-        "annotator2": "annotator",
-        "lead": "lead",
-        "researcher": "researcher",
-    }
-    out = capsys.readouterr().out
-    assert "lead" in out and "lead-demo" in out
-    assert get_user_model().objects.get(username="lead").check_password("lead-demo")
-
-
-def test_demo_work_leaves_verdicts_a_dispute_and_a_release_once(db, capsys):
-    from releases.models import Release
-
-    call_command("demo", "--pairs", "10", "--seed", "2", "--worked", "5")
-    call_command("demo", "--pairs", "10", "--seed", "2", "--worked", "5")  # adds nothing
-
-    statuses = Counter(Pair.objects.values_list("status", flat=True))
-    assert statuses == {"imported": 5, "accepted": 4, "disputed": 1}  # the 5th got "good"
-    [release] = Release.objects.all()
-    assert release.name == "demo-v1" and release.status == "ready"
-    assert release.records.count() == 4
-    assert "release demo-v1 built" in capsys.readouterr().out

@@ -68,7 +68,7 @@ def test_the_project_page_lists_submitted_pairs_with_edit(client, project, annot
     make_pair(project)
     assignment = _submit(project, annotator_1)
     client.force_login(annotator_1)
-    body = client.get(reverse("annotator:project", args=[project.slug])).content.decode()
+    body = client.get(reverse("console:project", args=[project.slug])).content.decode()
     edit = reverse("annotator:annotation_edit", args=[assignment.pk])
     assert "Your submitted pairs" in body and f'action="{edit}"' in body
     response = client.post(edit)

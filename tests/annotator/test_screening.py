@@ -45,12 +45,12 @@ def test_a_flagged_pair_is_held_out_of_every_queue_until_a_lead_accepts_it(
     flagged.refresh_from_db()
     assert flagged.status == PairStatus.SCREENED_OUT
     client.login(username=lead.username, password=PASSWORD)
-    page = client.get(reverse("annotator:screening", args=[project.slug]))
+    page = client.get(reverse("console:screening", args=[project.slug]))
     assert page.status_code == 200 and str(flagged).encode() in page.content
     assert b"No visible change (pixeldiff)" in page.content
 
     response = client.post(
-        reverse("annotator:screening", args=[project.slug]),
+        reverse("console:screening", args=[project.slug]),
         {"action": "accept", "pairs": [flagged.pk]},
     )
 
@@ -78,7 +78,7 @@ def test_rejected_pairs_are_final_and_counted_as_removed(project, lead, client):
     client.login(username=lead.username, password=PASSWORD)
 
     client.post(
-        reverse("annotator:screening", args=[project.slug]),
+        reverse("console:screening", args=[project.slug]),
         {"action": "reject", "pairs": [pairs[0].pk, pairs[1].pk, pairs[3].pk]},
     )
 
@@ -114,7 +114,7 @@ def test_choosing_flags_later_holds_pairs_that_already_have_them(project, lead, 
     _flag(pair, "scattered_changes")
     assert Pair.objects.get(pk=pair.pk).status == PairStatus.PRE_ANNOTATED
     client.login(username=lead.username, password=PASSWORD)
-    form = client.get(reverse("annotator:project_settings", args=[project.slug])).context["form"]
+    form = client.get(reverse("console:project_settings", args=[project.slug])).context["form"]
     data = {k: v for k, v in form.initial.items() if v is not None and k != "categories"}
     data.update(
         {
@@ -126,7 +126,7 @@ def test_choosing_flags_later_holds_pairs_that_already_have_them(project, lead, 
         }
     )
 
-    response = client.post(reverse("annotator:project_settings", args=[project.slug]), data)
+    response = client.post(reverse("console:project_settings", args=[project.slug]), data)
 
     assert response.status_code == 302, response.context["form"].errors
     project.refresh_from_db()
@@ -171,7 +171,7 @@ def test_the_vlm_judge_holds_pairs_with_its_reasons(
     event = PairEvent.objects.get(pair=pair, kind="screened_out")
     assert event.detail["reasons"] == {"unrelated_changes": "The sky is darker in B."}
     client.login(username=lead.username, password=PASSWORD)
-    page = client.get(reverse("annotator:screening", args=[project.slug]))
+    page = client.get(reverse("console:screening", args=[project.slug]))
     assert b"The sky is darker in B." in page.content
 
 
@@ -188,7 +188,7 @@ def test_vlm_without_a_url_is_refused_on_the_page_the_api_and_the_command(
     api.force_authenticate(lead)
 
     page = client.post(
-        reverse("annotator:preannotate", args=[project.slug]), {"backend": backend}, follow=True
+        reverse("console:preannotate", args=[project.slug]), {"backend": backend}, follow=True
     )
     rest = api.post(f"/api/v1/projects/{project.slug}/preannotate/", {"backend": backend})
     with pytest.raises(CommandError, match="DIFFMARK_VLM_URL"):
@@ -203,7 +203,7 @@ def test_the_jobs_page_marks_vlm_backends_that_are_not_configured(project, lead,
     settings.DIFFMARK_VLM_URL = ""
     client.login(username=lead.username, password=PASSWORD)
 
-    page = client.get(reverse("annotator:jobs", args=[project.slug]))
+    page = client.get(reverse("console:jobs", args=[project.slug]))
 
     assert b'<option value="vlm" disabled>vlm (needs DIFFMARK_VLM_URL)</option>' in page.content
     assert b'<option value="pixeldiff">pixeldiff</option>' in page.content

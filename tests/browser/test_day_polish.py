@@ -137,10 +137,10 @@ def test_lead_forms_and_delete_buttons_are_readable_in_both_themes(
     page.emulate_media(color_scheme=scheme)
     log_in(page, "lead")
 
-    page.goto(reverse("annotator:project_settings", args=[project.slug]))
+    page.goto(reverse("console:project_settings", args=[project.slug]))
     _readable(page, "#id_name")
     _readable(page, "#id_guidelines")
-    page.goto(reverse("annotator:members", args=[project.slug]))
+    page.goto(reverse("console:members", args=[project.slug]))
     _readable(page, "form input[name=username]")
     _readable(page, "button:text-is('Change')")
     _readable(page, "button:text-is('Remove')")
@@ -165,7 +165,7 @@ def test_the_adjudication_accept_buttons_are_readable(
 
 def test_a_skip_link_leads_past_the_project_navigation(page: Page, project, lead):
     log_in(page, "lead")
-    page.goto(reverse("annotator:members", args=[project.slug]))
+    page.goto(reverse("console:members", args=[project.slug]))
     page.keyboard.press("Tab")
     skip = page.locator("a.skip-link")
     expect(skip).to_be_focused()
@@ -180,7 +180,7 @@ def test_a_skip_link_leads_past_the_project_navigation(page: Page, project, lead
 def test_a_focused_text_field_shows_a_clear_ring(page: Page, project, lead, scheme):
     page.emulate_media(color_scheme=scheme)
     log_in(page, "lead")
-    page.goto(reverse("annotator:project_settings", args=[project.slug]))
+    page.goto(reverse("console:project_settings", args=[project.slug]))
     field = page.locator("#id_name")
     field.focus()
     style = "e => [getComputedStyle(e).outlineStyle, parseFloat(getComputedStyle(e).outlineWidth)]"

@@ -34,7 +34,7 @@ def test_the_workspace_runs_from_its_bundle(page, project, annotator_1):
 
     # The home page, then the workspace: the shared files twice, the workspace's own once.
     assert set(requested) == {
-        "annotator/css/workspace.css",
+        "canvas/css/canvas.css",
         "annotator/js/main.bundle.js",
         "diffmark/app.css",
         "diffmark/js/forms.js",

@@ -1,7 +1,6 @@
 """Releases that check their own questions: the baseline limit, the override, records that
 cannot make a question, verified questions, and warnings a reader sees."""
 
-import dataclasses
 import json
 
 from django.core.files.storage import default_storage
@@ -9,7 +8,6 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from annotator.models import Pair
-from console import demo as demo_module
 from pairdiff.release.options import ReleaseOptions
 from pairdiff.release.splits import SplitPlan
 from releases.building import release_create
@@ -190,17 +188,3 @@ def test_the_command_takes_the_override_and_prints_the_best_baseline(
     out = capsys.readouterr().out
     assert "best text-only baseline:" in out
     assert Release.objects.get(project=project).options["allow_baselines"] is True
-
-
-def test_demo_skips_generated_pairs_that_repeat_earlier_images(db, monkeypatch):
-    real = demo_module.make_pair
-
-    def repeating(index, seed):  # index 2 repeats index 0's images, as the cycles of edits do
-        if index == 2:
-            return dataclasses.replace(real(0, seed), key=f"demo-{seed}-0002")
-        return real(index, seed)
-
-    monkeypatch.setattr(demo_module, "make_pair", repeating)
-    report = demo_module.demo_seed(pairs=4, annotators=1, seed=5)
-    keys = sorted(report.project.pairs.values_list("external_id", flat=True))
-    assert keys == ["demo-5-0000", "demo-5-0001", "demo-5-0003", "demo-5-0004"]

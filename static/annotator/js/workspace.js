@@ -1,5 +1,6 @@
-// One workspace instance: reads the fragment's config, mounts the shared canvas screen
-// (static/canvas/js/mount.js) and adds the workspace's own parts: the draft and its autosave, the
+// One workspace instance: reads the fragment's config, mounts the canvas kit
+// (static/canvas/js/mount.js), registers the workspace's own actions with it (submit, skip, the
+// layout) and adds the workspace's own parts: the draft and its autosave, the save status, the
 // clock, the layout, box style, submit and prefetch. dispose() undoes it all, which htmx swaps
 // rely on.
 import { alignmentNote } from "../../canvas/js/assist.js";
@@ -10,6 +11,7 @@ import { createClock, formatDuration } from "../../canvas/js/clock.js";
 import { createLayout } from "./layout.js";
 import { mountCanvas } from "../../canvas/js/mount.js";
 import { prefetchNext } from "./prefetch.js";
+import { createSaveStatus } from "./save-status.js";
 import { createSubmitter } from "./submit.js";
 
 export function mountWorkspace(root) {
@@ -34,7 +36,7 @@ export function mountWorkspace(root) {
 
   let layout = null;
   const kit = mountCanvas(root, {
-    config, urls, keepScale: true,
+    config, keepScale: true,
     store: { timeSpent: clock.elapsed },
     ui: { showPredictions: config.predictions.length > 0 },
     panel: { reveal: () => layout.peek() },
@@ -42,16 +44,14 @@ export function mountWorkspace(root) {
     onFlag: () => root.querySelectorAll("input[data-action=predictions-toggle]").forEach((b) => {
       b.checked = kit.ui.showPredictions;
     }),
-    run: (name, arg) => kit.actions[name]?.(arg),
   });
-  const { store, ui, ws, chrome, panel, images, stage, signal, on, invalidate } = kit;
+  const { store, ui, chrome, panel, images, stage, signal, on, invalidate, actions } = kit;
   store.load(draft);
 
   layout = createLayout({
     root, stage, storage: browserStorage(), frame: () => kit.frames.a,
     onChange: () => kit.fit(),
   });
-  ws.layout = layout;
 
   ui.boxStyle = bindBoxStyle({
     root, storage, signal,
@@ -62,24 +62,36 @@ export function mountWorkspace(root) {
   });
 
   on(root, "change", (e) => {
-    if (e.target.dataset.action === "predictions-toggle") ws.setFlag("showPredictions", e.target.checked);
+    if (e.target.dataset.action === "predictions-toggle") kit.setFlag("showPredictions", e.target.checked);
   });
   on(root.querySelector("[data-panel]"), "submit", (e) => {
     e.preventDefault();
-    kit.actions.submit();
+    actions.run("submit");
   });
 
   // Autosave, time, lease.
+  const saveStatus = createSaveStatus({
+    root, chrome, urls, retry: () => autosave.save(), next: () => submitter.loadNext(),
+  });
   const autosave = createAutosave({
     url: urls.draft, assignment: config.assignment, storage, send,
     getDraft: () => store.toDraft(),
-    onStatus: (s) => chrome.saveStatus(s),
+    onStatus: saveStatus,
   });
-  ws.autosave = autosave;
-  ws.submitter = createSubmitter({
+  const submitter = createSubmitter({
     root, store, urls, config, send, autosave, panel, csrf: data.csrf, ahead: { take: () => prefetcher?.take() },
     banner: (...args) => chrome.banner(...args),
     status: (text) => chrome.submitState(text),
+  });
+  actions.register({
+    submit: () => submitter.submit(),
+    "skip-ask": () => kit.openDialog("skip"),
+    skip: () => submitter.skip(),
+    "panel-toggle": () => layout.togglePanel(),
+    "layout-toggle": () => layout.toggleArrangement(),
+    fullscreen: () => layout.toggleFullscreen(),
+    // Back to the images; a panel only peeking out (layout.js) tucks itself away again.
+    escape: () => actions.canvas.escape() && layout.unpeek(),
   });
   on(document, "visibilitychange", () => {
     clock.update();
@@ -115,7 +127,7 @@ export function mountWorkspace(root) {
   panel.render();
   chrome.clock(formatDuration(clock.elapsed()));
   const fromBrowser = Boolean(draft) && draft === local && local !== config.draft;
-  if (draft) chrome.saveStatus({ state: "restored", source: fromBrowser ? "browser" : "server" });
+  if (draft) saveStatus({ state: "restored", source: fromBrowser ? "browser" : "server" });
   if (fromBrowser) autosave.save(); // the server has an older copy (or none): bring it up to date
 
   root.dataset.ready = ""; // browser tests wait for [data-workspace][data-ready]

@@ -13,15 +13,20 @@ export function nextZoomStep(scale, direction) {
 
 const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "es"}`;
 
-/** ws: the workspace instance (store, modes, view access, ui flags, panel, submitter, ...). */
-export function createActions(ws) {
-  const { store, modes } = ws;
+/**
+ * The kit's actions, for any screen the kit mounts. canvas: what they read and call, all set
+ * when the kit is mounted (mount.js) — {root, stage, config, store, modes, panel, ui, assist,
+ * getView(), setView(view), size(), ref(), setFlag(name, value), status(text), openDialog(name)}.
+ * A screen's own actions (submit, skip, its layout) are registered with the kit (registry.js).
+ */
+export function createActions(canvas) {
+  const { store, modes } = canvas;
   const flip = () => store.setSide(otherSide(store.state.sel.side));
 
   function zoomStep(direction) {
-    const size = ws.size();
-    const scale = viewTransform(ws.getView(), size, ws.ref()).sx;
-    ws.setView(zoomToPixelScale(ws.getView(), nextZoomStep(scale, direction), size, ws.ref()));
+    const size = canvas.size();
+    const scale = viewTransform(canvas.getView(), size, canvas.ref()).sx;
+    canvas.setView(zoomToPixelScale(canvas.getView(), nextZoomStep(scale, direction), size, canvas.ref()));
   }
 
   function editSelected(make, coalesce) {
@@ -33,7 +38,7 @@ export function createActions(ws) {
   }
 
   return {
-    tier: (i) => ws.config.tiers[i] && store.setTier(ws.config.tiers[i].value),
+    tier: (i) => canvas.config.tiers[i] && store.setTier(canvas.config.tiers[i].value),
     "mode-side": () => modes.setMode("side"),
     "mode-flicker": () => (modes.mode === "flicker" ? flip() : modes.setMode("flicker")),
     "mode-swipe": () => modes.setMode("swipe"),
@@ -44,77 +49,74 @@ export function createActions(ws) {
     "side-b": () => store.setSide("b"),
     "change-new": () => {
       store.addChange();
-      ws.panel.scrollActive();
-      ws.status("New change: draw its box on A or B");
+      canvas.panel.scrollActive();
+      canvas.status("New change: draw its box on A or B");
     },
     "change-prev": () => store.cycleChange(-1),
     "change-next": () => store.cycleChange(1),
     mirror: () => {
       const { side } = store.state.sel;
       const n = store.mirror();
-      ws.status(n ? `Mirrored ${plural(n, "box")} to ${otherSide(side).toUpperCase()}` : "Nothing to mirror: draw or select a box first");
+      canvas.status(n ? `Mirrored ${plural(n, "box")} to ${otherSide(side).toUpperCase()}` : "Nothing to mirror: draw or select a box first");
     },
     absent: () => store.toggleAbsent(),
     "whole-image": () => {
       const i = store.wholeImage();
-      ws.status(`Change ${i + 1} covers the whole image on A and B`);
+      canvas.status(`Change ${i + 1} covers the whole image on A and B`);
     },
     category: (i) => {
-      const category = ws.config.categories[i];
-      if (!category) return ws.status(`This project has no category ${(i + 1) % 10}`);
+      const category = canvas.config.categories[i];
+      if (!category) return canvas.status(`This project has no category ${(i + 1) % 10}`);
       const { change } = store.state.sel;
-      if (!store.activeChange()) return ws.status("Draw a box first, or press N for a new change");
+      if (!store.activeChange()) return canvas.status("Draw a box first, or press N for a new change");
       store.updateChange(change, { category: category.slug });
-      ws.status(`Change ${change + 1}: ${category.name}`);
+      canvas.status(`Change ${change + 1}: ${category.name}`);
     },
-    "delete-box": () => store.removeSelectedBox() || ws.status("Select a box first (click it)"),
-    undo: () => store.undo() || ws.status("Nothing to undo"),
-    redo: () => store.redo() || ws.status("Nothing to redo"),
+    "delete-box": () => store.removeSelectedBox() || canvas.status("Select a box first (click it)"),
+    undo: () => store.undo() || canvas.status("Nothing to undo"),
+    redo: () => store.redo() || canvas.status("Nothing to redo"),
     "zoom-in": () => zoomStep(1),
     "zoom-out": () => zoomStep(-1),
-    "zoom-fit": () => ws.setView(fitView()),
-    "zoom-1": () => ws.setView(zoomToPixelScale(ws.getView(), 1, ws.size(), ws.ref())),
+    "zoom-fit": () => canvas.setView(fitView()),
+    "zoom-1": () => canvas.setView(zoomToPixelScale(canvas.getView(), 1, canvas.size(), canvas.ref())),
     nudge: ([dx, dy]) => {
       if (!editSelected((box, frame) => moveBox(box, dx, dy, frame), "nudge")) {
-        ws.setView(panBy(ws.getView(), -dx * 8, -dy * 8, ws.size(), ws.ref()));
+        canvas.setView(panBy(canvas.getView(), -dx * 8, -dy * 8, canvas.size(), canvas.ref()));
       }
     },
     "grow-box": ([dx, dy]) => editSelected((box, frame) => growBox(box, dx, dy, frame), "grow"),
     "predictions-accept": () => {
-      if (!ws.config.predictions.length) return ws.status("This pair has no model suggestions");
-      const n = store.acceptPredictions(ws.config.predictions);
-      ws.setFlag("showPredictions", false);
-      ws.status(n ? `Accepted ${n} suggested change${n === 1 ? "" : "s"} — check them` : "The suggestions are already in your answer");
+      if (!canvas.config.predictions.length) return canvas.status("This pair has no model suggestions");
+      const n = store.acceptPredictions(canvas.config.predictions);
+      canvas.setFlag("showPredictions", false);
+      canvas.status(n ? `Accepted ${n} suggested change${n === 1 ? "" : "s"} — check them` : "The suggestions are already in your answer");
     },
-    "predictions-toggle": () => ws.setFlag("showPredictions", !ws.ui.showPredictions),
-    "boxes-toggle": () => ws.setFlag("showBoxes", !ws.ui.showBoxes),
-    submit: () => ws.submitter.submit(),
-    "skip-ask": () => ws.openDialog("skip"),
-    skip: () => ws.submitter.skip(),
-    "box-region": (at = ws.ui.pointer) => {
+    "predictions-toggle": () => canvas.setFlag("showPredictions", !canvas.ui.showPredictions),
+    "boxes-toggle": () => canvas.setFlag("showBoxes", !canvas.ui.showBoxes),
+    "box-region": (at = canvas.ui.pointer) => {
       // Click-to-box: the changed region under the pointer, boxed on A and B at once.
-      if (!ws.assist?.available || !at) return false;
-      const found = ws.assist.pick(at.side, at);
+      if (!canvas.assist?.available || !at) return false;
+      const found = canvas.assist.pick(at.side, at);
       if (!found) return false;
       const t0 = performance.now();
       const i = store.addFound(found);
       const what = found.boxes_a.length && found.boxes_b.length ? "A and B" : found.boxes_a.length ? "A (absent on B)" : "B (absent on A)";
-      const accept = ws.assist.drafts && found.draft ? " · A accepts the draft" : "";
-      ws.status(`Change ${i + 1}: boxed on ${what}${accept}`);
-      ws.ui.lastAssistMs = performance.now() - t0;
+      const accept = canvas.assist.drafts && found.draft ? " · A accepts the draft" : "";
+      canvas.status(`Change ${i + 1}: boxed on ${what}${accept}`);
+      canvas.ui.lastAssistMs = performance.now() - t0;
       return true;
     },
     "accept-draft": () => {
       const c = store.activeChange();
-      if (!c) return ws.status("Click a changed region first");
-      const found = ws.assist?.drafts ? ws.assist.match(c) : null;
-      if (!found?.draft) return ws.status("No draft for this change: describe it in your own words");
+      if (!c) return canvas.status("Click a changed region first");
+      const found = canvas.assist?.drafts ? canvas.assist.match(c) : null;
+      if (!found?.draft) return canvas.status("No draft for this change: describe it in your own words");
       store.applyDraft(store.state.sel.change, { description: found.draft, entity: found.entity, category: found.category });
-      return ws.status(`Change ${store.state.sel.change + 1}: draft accepted — edit it if it is not right`);
+      return canvas.status(`Change ${store.state.sel.change + 1}: draft accepted — edit it if it is not right`);
     },
     "edit-change": () => {
       const c = store.activeChange();
-      if (!c) return ws.status("Draw a box first, or press N for a new change");
+      if (!c) return canvas.status("Draw a box first, or press N for a new change");
       const side = store.state.sel.side;
       // While B is linked to A, B's name is A's: the field to fill is A's (typing into B
       // would unlink it and leave A empty). Otherwise the active side's, or the other one's
@@ -125,19 +127,19 @@ export function createActions(ws) {
         .map((s) => `entity_${s}`)
         .find((f) => !String(c[f]).trim()) ?? null;
       const empty = ["category", "description", entity].find((f) => f && !String(c[f]).trim());
-      ws.panel.focusActive(empty ?? "description");
+      canvas.panel.focusActive(empty ?? "description");
     },
-    "panel-toggle": () => ws.layout?.togglePanel(),
-    "layout-toggle": () => ws.layout?.toggleArrangement(),
-    fullscreen: () => ws.layout?.toggleFullscreen(),
-    help: () => ws.openDialog("help"),
-    guidelines: () => ws.openDialog("guidelines"),
+    help: () => canvas.openDialog("help"),
+    guidelines: () => canvas.openDialog("guidelines"),
+    /** Focus back to the images (true), or else the selected box unselected (false). */
     escape: () => {
       const el = document.activeElement;
-      if (el && el !== document.body && ws.root.contains(el) && el !== ws.stage) {
-        ws.stage.focus();
-        ws.layout?.unpeek();
-      } else if (store.state.sel.box >= 0) store.select(store.state.sel.change, store.state.sel.side, -1);
+      if (el && el !== document.body && canvas.root.contains(el) && el !== canvas.stage) {
+        canvas.stage.focus();
+        return true;
+      }
+      if (store.state.sel.box >= 0) store.select(store.state.sel.change, store.state.sel.side, -1);
+      return false;
     },
   };
 }

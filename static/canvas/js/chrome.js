@@ -1,24 +1,13 @@
-// Everything around the canvases: toolbar states, panel tags, the status line, the save status,
-// the banner, the clock and the swipe slider. Reads the workspace; writes only the DOM.
+// Everything around the canvases: toolbar states, panel tags, the status line, the banner, the
+// clock and the swipe slider. Reads the screen; writes only the DOM.
 import { viewTransform } from "./box.js";
 import { MODES } from "./modes.js";
 
-const SAVE_BANNERS = {
-  auth: "Not saved — log in again in another tab; your work is kept in this browser.",
-  network: "Not saved — the connection is down. Your work is kept in this browser and saved as soon as the connection is back.",
-  server: "Not saved — the server had a problem. Your work is kept in this browser; retrying.",
-};
-
-const clockTime = (iso) => {
-  const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? "" : d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
-};
-
-export function createChrome(ws) {
-  const { root, store, modes } = ws;
+/** canvas: {root, store, modes, ui, getView(), size(), ref()} (mount.js). */
+export function createChrome(canvas) {
+  const { root, store, modes } = canvas;
   const $ = (selector) => root.querySelector(selector);
   const bannerEl = $("[data-banner]");
-  const saveEl = $("[data-save-status]");
   const grip = $("[data-swipe-grip]");
   const swipe = $("[data-swipe]");
   let bannerSource = null;
@@ -107,9 +96,9 @@ export function createChrome(ws) {
     };
     setDisabled($("[data-action=undo]"), !state.canUndo);
     setDisabled($("[data-action=redo]"), !state.canRedo);
-    const t = viewTransform(ws.getView(), ws.size(), ws.ref());
+    const t = viewTransform(canvas.getView(), canvas.size(), canvas.ref());
     setText($("[data-zoom-level]"), `${Math.round(t.sx * 100)}%`);
-    root.classList.toggle("is-boxes-hidden", !ws.ui.showBoxes);
+    root.classList.toggle("is-boxes-hidden", !canvas.ui.showBoxes);
     tags();
     const s = store.selectedBox();
     setText($("[data-status-box]"), s
@@ -123,34 +112,6 @@ export function createChrome(ws) {
     const frame = info && store.frames[info.side];
     const inside = info && info.x >= 0 && info.y >= 0 && info.x < frame.width && info.y < frame.height;
     setText($("[data-status-pointer]"), inside ? `${info.side.toUpperCase()} · x ${Math.floor(info.x)}, y ${Math.floor(info.y)}` : "");
-  }
-
-  function saveStatus(s) {
-    saveEl.dataset.state = s.state;
-    if (s.state === "dirty") saveEl.textContent = "Unsaved changes";
-    else if (s.state === "saving") saveEl.textContent = "Saving…";
-    else if (s.state === "restored") saveEl.textContent = `Draft restored${s.source === "browser" ? " from this browser" : ""}`;
-    else if (s.state === "saved") {
-      saveEl.textContent = `Draft saved ${clockTime(s.savedAt)}`;
-      saveEl.title = s.expiresAt ? `Your lease on this pair runs until ${clockTime(s.expiresAt)}; saving renews it.` : "";
-      if (bannerSource === "save") banner(null);
-      if (!s.expiresAt) {
-        banner("Your lease on this pair expired, so it may go to someone else. Your draft is kept — submit soon.", "warn", null, "lease");
-      } else if (bannerSource === "lease") {
-        banner(null);
-      }
-    } else if (s.state === "failed") {
-      saveEl.textContent = "Not saved";
-      const { kind, message } = s.result;
-      const text = SAVE_BANNERS[kind] ?? `Not saved — ${message} Your work is kept in this browser.`;
-      const action = kind === "auth"
-        ? { label: "Open the log-in page", run: () => window.open(`/login/?next=${encodeURIComponent(ws.urls.home)}`, "_blank") }
-        : { label: "Retry now", run: () => ws.autosave.save() };
-      banner(text, "error", action, "save");
-    } else if (s.state === "stopped") {
-      saveEl.textContent = "Not saved";
-      banner(`${s.result.message} — this pair is closed for you.`, "warn", { label: "Take the next pair", run: () => ws.submitter.loadNext() }, "save");
-    }
   }
 
   function applyMode() {
@@ -182,7 +143,9 @@ export function createChrome(ws) {
   });
 
   return {
-    banner, status, submitState, update, pointer, saveStatus, applyMode,
+    banner, status, submitState, update, pointer, applyMode,
+    /** What the banner shows about (the `source` it was given), or null. */
+    bannerSource: () => bannerSource,
     clock(text) {
       $("[data-clock]").textContent = text;
     },

@@ -29,13 +29,17 @@ export function pickBox(state, side, t, p) {
 }
 
 /**
- * ctx: {store, modes, panelIndex, sideAt(), transform(side), frames(), ref(), size(),
- * getView(), setView(view), spaceHeld(), showBoxes(), onPointer(info|null), signal}; optional
- * notice(text): tells the person why a drawn box was not kept; onClick(side, point): a click
- * (no drag) on the image at `point` (image px), true when it made something.
+ * Pointer editing on one panel (`element`), its options grouped by who answers them:
+ * - store, modes, signal (every listener hangs on it);
+ * - panel: this panel — {index, sideAt() (the side it shows now), transform(side), size()};
+ * - view: the view both panels share — {get(), set(view), frames(), ref()};
+ * - input: what the rest of the screen says about input — {panning()} (a drag pans: Space held,
+ *   or nothing may be edited), {picking()} (boxes may be picked: shown and editable);
+ * - handlers: what the screen does about it — focus(); pointer(info|null) as the pointer moves;
+ *   notice(text) (optional): why a drawn box was not kept; click(side, point) (optional): a
+ *   click (no drag) on the image at `point` (image px), true when it made something.
  */
-export function attachPointer(element, ctx) {
-  const { store, signal } = ctx;
+export function attachPointer(element, { store, modes, signal, panel, view, input, handlers }) {
   let gesture = null;
   // The panel's place on the page when the gesture began: it does not move during one, and
   // reading it again at the gesture's end would force a layout of what the gesture just changed
@@ -45,37 +49,37 @@ export function attachPointer(element, ctx) {
   const local = (e, r = element.getBoundingClientRect()) => ({ x: e.clientX - r.left, y: e.clientY - r.top });
 
   function report(p) {
-    const side = ctx.sideAt();
-    const frame = ctx.frames()[side];
-    const q = toImage(ctx.transform(side), p.x, p.y);
-    ctx.onPointer({ panel: ctx.panelIndex, side, x: q.x, y: q.y, nx: q.x / frame.width, ny: q.y / frame.height });
+    const side = panel.sideAt();
+    const frame = view.frames()[side];
+    const q = toImage(panel.transform(side), p.x, p.y);
+    handlers.pointer({ panel: panel.index, side, x: q.x, y: q.y, nx: q.x / frame.width, ny: q.y / frame.height });
   }
 
   function hover(p) {
-    if (ctx.spaceHeld()) {
+    if (input.panning()) {
       element.style.cursor = "grab";
       return;
     }
-    const side = ctx.sideAt();
-    const hit = ctx.showBoxes() ? pickBox(store.state, side, ctx.transform(side), p) : null;
+    const side = panel.sideAt();
+    const hit = input.picking() ? pickBox(store.state, side, panel.transform(side), p) : null;
     element.style.cursor = hit ? HANDLE_CURSORS[hit.handle] : "crosshair";
   }
 
   element.addEventListener("pointerdown", (e) => {
     if (e.button === 2 || gesture) return;
     e.preventDefault();
-    ctx.focus();
+    handlers.focus();
     rect = element.getBoundingClientRect();
     const p = local(e, rect);
-    if (e.button === 1 || ctx.spaceHeld()) {
+    if (e.button === 1 || input.panning()) {
       gesture = { kind: "pan", last: p };
       element.style.cursor = "grabbing";
     } else if (e.button === 0) {
-      const side = ctx.sideAt();
+      const side = panel.sideAt();
       store.setSide(side);
-      const t = ctx.transform(side);
+      const t = panel.transform(side);
       const start = toImage(t, p.x, p.y);
-      const hit = !e.shiftKey && ctx.showBoxes() ? pickBox(store.state, side, t, p) : null;
+      const hit = !e.shiftKey && input.picking() ? pickBox(store.state, side, t, p) : null;
       const id = `g${++gestures}`;
       if (hit) {
         store.select(hit.change, side, hit.index);
@@ -84,7 +88,7 @@ export function attachPointer(element, ctx) {
       } else {
         gesture = { kind: "create", side, start, startScreen: p, created: false, id };
       }
-      ctx.modes.setHold(true);
+      modes.setHold(true);
     } else {
       return;
     }
@@ -98,21 +102,21 @@ export function attachPointer(element, ctx) {
       hover(p);
       return;
     }
-    if (gesture.kind !== "pan" && ctx.spaceHeld()) {
+    if (gesture.kind !== "pan" && input.panning()) {
       // Space went down mid-drag: the person wants to pan, so what the drag drew is undone.
       undoGesture();
-      ctx.modes.setHold(false);
+      modes.setHold(false);
       gesture = { kind: "pan", last: p };
       element.style.cursor = "grabbing";
     }
     if (gesture.kind === "pan") {
-      ctx.setView(panBy(ctx.getView(), p.x - gesture.last.x, p.y - gesture.last.y, ctx.size(), ctx.ref()));
+      view.set(panBy(view.get(), p.x - gesture.last.x, p.y - gesture.last.y, panel.size(), view.ref()));
       gesture.last = p;
       return;
     }
     const { side, id } = gesture;
-    const frame = ctx.frames()[side];
-    const q = toImage(ctx.transform(side), p.x, p.y);
+    const frame = view.frames()[side];
+    const q = toImage(panel.transform(side), p.x, p.y);
     if (gesture.kind === "create") {
       const far = Math.hypot(p.x - gesture.startScreen.x, p.y - gesture.startScreen.y) >= DRAG_THRESHOLD;
       if (!gesture.created && !far) return;
@@ -148,23 +152,23 @@ export function attachPointer(element, ctx) {
     if (gesture.kind === "create" && !gesture.created) {
       // A click on the image: the changed region under it boxed on both sides (click-to-box),
       // or, where the pixels found nothing, deselect.
-      if (!ctx.onClick?.(gesture.side, gesture.start)) store.select(store.state.sel.change, gesture.side, -1);
+      if (!handlers.click?.(gesture.side, gesture.start)) store.select(store.state.sel.change, gesture.side, -1);
     } else if (gesture.kind === "create" || gesture.kind === "resize") {
       const box = store.state.changes[gesture.change]?.[`boxes_${gesture.side}`][gesture.index];
-      if (box && isTooSmall(box, ctx.transform(gesture.side))) {
+      if (box && isTooSmall(box, panel.transform(gesture.side))) {
         undoGesture();
-        ctx.notice?.(`Box not kept: smaller than ${MIN_DRAWN_PX} screen px — zoom in to mark tiny regions`);
+        handlers.notice?.(`Box not kept: smaller than ${MIN_DRAWN_PX} screen px — zoom in to mark tiny regions`);
       }
     }
     gesture = null;
-    ctx.modes.setHold(false);
+    modes.setHold(false);
     if (element.hasPointerCapture?.(e.pointerId)) element.releasePointerCapture(e.pointerId);
     rect = null;
     hover(at);
   };
   element.addEventListener("pointerup", end, { signal });
   element.addEventListener("pointercancel", end, { signal });
-  element.addEventListener("pointerleave", () => gesture || ctx.onPointer(null), { signal });
+  element.addEventListener("pointerleave", () => gesture || handlers.pointer(null), { signal });
   element.addEventListener("contextmenu", (e) => e.preventDefault(), { signal });
   element.addEventListener("auxclick", (e) => e.button === 1 && e.preventDefault(), { signal });
 
@@ -172,7 +176,7 @@ export function attachPointer(element, ctx) {
     e.preventDefault();
     const step = e.deltaMode === 1 ? 0.05 : e.deltaMode === 2 ? 1 : 0.0015;
     const factor = Math.exp(-e.deltaY * step);
-    ctx.setView(zoomAt(ctx.getView(), factor, local(e), ctx.size(), ctx.ref()));
+    view.set(zoomAt(view.get(), factor, local(e), panel.size(), view.ref()));
     report(local(e));
   }, { signal, passive: false });
 }

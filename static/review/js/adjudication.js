@@ -1,8 +1,9 @@
 // One adjudication screen: the workspace's viewer, modes, pointer editing, change cards and
-// shortcuts (the shared canvas screen, static/canvas/js/mount.js), with both annotations painted as
-// read-only layers, the agreement breakdown, and the lead's decisions. The merged answer lives in
-// the canvas store, which writes the hidden <textarea name="answer"> (the source of truth, as
-// in the workspace); it exists only while the lead edits one.
+// shortcuts (the canvas kit, static/canvas/js/mount.js), with both annotations painted as
+// read-only layers, the agreement breakdown, and the lead's decisions, registered with the kit as
+// its actions. The merged answer lives in the canvas store, which writes the hidden
+// <textarea name="answer"> (the source of truth, as in the workspace); it exists only while the
+// lead edits one.
 import { sendJson } from "../../canvas/js/api.js";
 import { frameBox } from "../../canvas/js/box.js";
 import { actionFor } from "../../canvas/js/keys.js";
@@ -41,9 +42,8 @@ export function mountAdjudication(root) {
   let layers = availableLayers(config);
   const openedAt = performance.now();
   const kit = mountCanvas(root, {
-    // What the workspace modules expect of "the workspace" (chrome.js, actions.js).
+    // What the kit's actions read of the config (actions.js): no tiers, no model suggestions.
     config: { ...config, tiers: [], predictions: [] },
-    urls,
     field: mergeRoot.querySelector("[data-answer]"),
     store: { tiersNeedingChange: [] },
     ui: { visible: initialVisibility(layers, config.status), focus: null, editing: false },
@@ -55,7 +55,6 @@ export function mountAdjudication(root) {
     }),
     // Until a merged answer is being edited, a drag pans and nothing can be picked.
     editable: () => ui.editing,
-    run: (name, arg) => run(name, arg),
     resolveKey: (e, opts) => adjudicationAction(e, { ...opts, editing: ui.editing }) ?? actionFor(e, opts),
     shortcuts: ADJ_SHORTCUTS,
     acceptClick(button) {
@@ -68,7 +67,7 @@ export function mountAdjudication(root) {
       return true;
     },
   });
-  const { store, ui, ws, chrome, panel, modes, stage, frames, signal, invalidate, actions } = kit;
+  const { store, ui, chrome, panel, modes, stage, frames, signal, invalidate, actions } = kit;
 
   const sidebar = createSidebar({
     root, config,
@@ -85,7 +84,7 @@ export function mountAdjudication(root) {
       const union = unionBox(boxes);
       if (!union) return chrome.status(`No boxes on ${side.toUpperCase()} in this change`);
       if (modes.single) store.setSide(side);
-      ws.setView(frameBox(union, frames[side], ws.size(), frames.a));
+      kit.setView(frameBox(union, frames[side], kit.size(), frames.a));
       return null;
     },
   });
@@ -215,15 +214,19 @@ export function mountAdjudication(root) {
     },
     escape: () => {
       resolver.disarm();
-      actions.escape();
+      actions.canvas.escape();
     },
   };
-  function run(name, arg) {
-    if (own[name]) return own[name](arg);
-    if (IGNORED.has(name)) return null;
-    if (EDIT_ACTIONS.has(name) && !ui.editing) return chrome.status("Press E to edit a merged answer first");
-    return actions[name]?.(arg);
-  }
+  actions.register(own);
+  actions.guard((name) => {
+    if (own[name]) return true;
+    if (IGNORED.has(name)) return false;
+    if (EDIT_ACTIONS.has(name) && !ui.editing) {
+      chrome.status("Press E to edit a merged answer first");
+      return false;
+    }
+    return true;
+  });
 
   kit.start({ onStoreChange: (kind) => merge.changed(kind), failed: "Reload the page." });
 

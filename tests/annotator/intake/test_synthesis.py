@@ -169,16 +169,16 @@ def test_the_upload_page_starts_a_job_and_shows_its_progress(
     client.login(username="boss", password=PASSWORD)
     upload = SimpleUploadedFile("mine.zip", _zip(photos), content_type="application/zip")
 
-    page = client.get(reverse("annotator:upload", args=["bench"]))
+    page = client.get(reverse("console:upload", args=["bench"]))
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(
-            reverse("annotator:upload_synthesize", args=["bench"]),
+            reverse("console:upload_synthesize", args=["bench"]),
             {"images": upload, "per_image": 1, "categories": ["texture", "motion"], "seed": 2},
         )
 
     assert b"Start synthesis" in page.content
     job = Job.objects.get(kind=JobKind.SYNTHESIZE)
-    assert response.status_code == 302 and response.url == reverse("annotator:job", args=[job.pk])
+    assert response.status_code == 302 and response.url == reverse("console:job", args=[job.pk])
     job.refresh_from_db()
     assert job.status == JobStatus.SUCCEEDED and job.result["created"] == 3
     assert b"Synthesis job" in client.get(response.url).content
@@ -192,7 +192,7 @@ def test_the_upload_page_refuses_a_file_that_is_not_a_zip(client, vdiff):
     upload = SimpleUploadedFile("photo.jpg", b"x", content_type="image/jpeg")
 
     response = client.post(
-        reverse("annotator:upload_synthesize", args=["bench"]),
+        reverse("console:upload_synthesize", args=["bench"]),
         {"images": upload, "per_image": 1, "categories": ["texture"], "seed": 0},
     )
 

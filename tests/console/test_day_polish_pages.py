@@ -29,7 +29,7 @@ def _settings_data(**changes) -> dict:
 
 def test_the_new_project_form_keeps_gold_feedback(client, project, lead):
     client.force_login(lead)
-    response = client.post(reverse("annotator:project_new"), _settings_data(gold_feedback="on"))
+    response = client.post(reverse("console:project_new"), _settings_data(gold_feedback="on"))
     assert response.status_code == 302
     assert Project.objects.get(slug="bikes").gold_feedback is True
 
@@ -38,7 +38,7 @@ def test_a_role_change_reads_an_annotator(client, project, lead):
     other = member(project, "sam", Role.LEAD)
     client.force_login(lead)
     response = client.post(
-        reverse("annotator:member_role", args=[project.slug, other.pk]), {"role": "annotator"}
+        reverse("console:member_role", args=[project.slug, other.pk]), {"role": "annotator"}
     )
     assert response.status_code == 302
     assert [str(m) for m in get_messages(response.wsgi_request)] == ["sam is now an annotator."]
@@ -48,7 +48,7 @@ def test_adding_a_member_reads_an_annotator(client, project, lead):
     member(project, "kim", Role.RESEARCHER).memberships.all().delete()
     client.force_login(lead)
     response = client.post(
-        reverse("annotator:members", args=[project.slug]),
+        reverse("console:members", args=[project.slug]),
         {"username": "kim", "role": "annotator", "password": ""},
     )
     assert response.status_code == 302
@@ -80,6 +80,6 @@ def test_an_edited_submitted_pair_is_labelled_as_such(client, project, annotator
     assert "editing your submitted answer" in workspace
     annotation_submit(assignment_id=edited.pk, user=annotator_1, body=answer())
 
-    home = client.get(reverse("annotator:project", args=[project.slug])).content.decode()
+    home = client.get(reverse("console:project", args=[project.slug])).content.decode()
     assert f'<span>{first.name} <span class="badge edited"' in home
     assert f"<span>{second.name}</span>" in home  # never taken back: no label
