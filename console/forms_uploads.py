@@ -11,8 +11,8 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import SimpleUploadedFile, UploadedFile
 
+from annotator.intake.uploads import MAX_MANIFEST_BYTES, ImportFormat
 from annotator.services import PairInput
-from annotator.uploads import MAX_MANIFEST_BYTES, ImportFormat
 from pairdiff import strictjson
 from pairdiff.manifest import MAX_ID_LENGTH, MAX_INSTRUCTION_LENGTH
 from projects.models import Project

@@ -8,13 +8,13 @@ import re
 import pytest
 from django.urls import reverse
 
+from annotator.intake.gold import gold_answer_set
 from annotator.leasing import assignment_lease_next
 from annotator.models import Assignment, Prediction
 from annotator.services import PairInput, pair_create
 from review.agreement import agreement_compute
 from review.models import Decision
 from review.resolutions import resolution_record
-from review.services import gold_answer_set
 from tests.console.helpers import _accepted_pair, _annotate, _login
 from tests.factories import answer, make_pair
 from tests.images import edited_pair
