@@ -11,7 +11,6 @@ from django.db.models import (
     Exists,
     IntegerField,
     OuterRef,
-    Q,
     QuerySet,
     Subquery,
     Value,
@@ -36,15 +35,12 @@ from projects.models import Membership, Project, Role
 
 
 def projects_for_user(user) -> QuerySet[Project]:
-    """Projects the user belongs to (all for admins), with pair counts per status."""
+    """Projects the user belongs to (all for admins), by name; their pairs per status are
+    in annotator.pair_counts (stored on large projects)."""
     projects = Project.objects.all()
     if not user.is_superuser:
         projects = projects.filter(memberships__user=user)
-    counts = {
-        f"n_{status}": Count("pairs", filter=Q(pairs__status=status))
-        for status in PairStatus.values
-    }
-    return projects.annotate(n_pairs=Count("pairs"), **counts).order_by("name")
+    return projects.order_by("name")
 
 
 def roles_by_project(user) -> dict[int, Role]:
@@ -52,13 +48,6 @@ def roles_by_project(user) -> dict[int, Role]:
         return {pk: Role.LEAD for pk in Project.objects.values_list("pk", flat=True)}
     rows = Membership.objects.filter(user=user).values_list("project_id", "role")
     return {project_id: Role(role) for project_id, role in rows}
-
-
-def pair_counts(project: Project) -> dict[str, int]:
-    rows = project.pairs.values("status").annotate(n=Count("id"))
-    counts = dict.fromkeys(PairStatus.values, 0)
-    counts.update({row["status"]: row["n"] for row in rows})
-    return counts
 
 
 def project_pairs(project: Project, *, status: str = "") -> QuerySet[Pair]:
