@@ -176,6 +176,17 @@ class PairEvent(models.Model):
     class Meta:
         ordering = ["at", "id"]
         constraints = [choices_check("kind", PairEventKind, "pairevent_kind_valid")]
+        indexes = [
+            # The screening counts (annotator.screening) read these few kinds among millions
+            # of events on a large project.
+            models.Index(
+                fields=["kind", "pair"],
+                condition=Q(
+                    kind__in=["screened_out", "screening_accepted", "screening_rejected"]
+                ),
+                name="pairevent_screening",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.kind} on {self.pair_id} at {self.at:%Y-%m-%d %H:%M}"
