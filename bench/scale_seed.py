@@ -255,8 +255,9 @@ def seed_project(
         pair_fields = [
             "id", "project", "external_id", "number", "source_name", "image_a", "image_b",
             "width_a", "height_a", "width_b", "height_b", "sha256_a", "sha256_b", "format_a",
-            "format_b", "thumb_a", "thumb_b", "instruction", "category_hint", "metadata", "status", "n_taken",
-            "n_submitted", "is_gold", "queue_priority", "created_at", "updated_at",
+            "format_b", "thumb_a", "thumb_b", "instruction", "category_hint", "metadata",
+            "status", "n_taken", "n_submitted", "is_gold", "queue_priority", "created_at",
+            "updated_at",
         ]  # fmt: skip
         rows["pairs"] = _copy(conn, Pair, pair_fields, pairs())
         _set_sequence(conn, Pair)
