@@ -181,9 +181,7 @@ class PairEvent(models.Model):
             # of events on a large project.
             models.Index(
                 fields=["kind", "pair"],
-                condition=Q(
-                    kind__in=["screened_out", "screening_accepted", "screening_rejected"]
-                ),
+                condition=Q(kind__in=["screened_out", "screening_accepted", "screening_rejected"]),
                 name="pairevent_screening",
             )
         ]

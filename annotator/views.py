@@ -46,8 +46,7 @@ def home(request: HttpRequest) -> HttpResponse:
         project.n_pairs = counted[project.pk].total  # type: ignore[attr-defined]
         project.counted_at = counted[project.pk].counted_at  # type: ignore[attr-defined]
         project.status_counts = [  # type: ignore[attr-defined]
-            (value, label, counted[project.pk].counts[value])
-            for value, label in PairStatus.choices
+            (value, label, counted[project.pk].counts[value]) for value, label in PairStatus.choices
         ]
         if access.role_may(role, access.Action.ANNOTATE):
             project.progress = selectors.annotator_progress(request.user, project)  # type: ignore[attr-defined]
