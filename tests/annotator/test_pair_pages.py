@@ -53,9 +53,16 @@ def pairs(project, annotator_1, annotator_2, settings, monkeypatch):
 def _walk(project, filters: PairFilters, sort: str, *, backward: bool = False) -> list[int]:
     """Every pair of the view, page by page (3 a page), by the pages' own links."""
     seen: list[list[int]] = []
-    cursor = {"before": END} if backward else {}
+    cursor: dict[str, str] = {"before": END} if backward else {}
     for _ in range(20):
-        page = pairs_page(project, filters, sort=sort, per_page=3, **cursor)
+        page = pairs_page(
+            project,
+            filters,
+            sort=sort,
+            per_page=3,
+            after=cursor.get("after", ""),
+            before=cursor.get("before", ""),
+        )
         seen.append([p.pk for p in page.object_list])
         following = page.previous_before if backward else page.next_after
         if following is None:
