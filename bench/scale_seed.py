@@ -420,14 +420,14 @@ def seed_project(
 
         jobs = (
             (project.pk, rng.choice(["import", "preannotate", "recompute", "release"]),
-             "succeeded", lead_id, "{}", 1000, 1000, "[]", "{}", "",
+             "succeeded", lead_id, "{}", 1000, 1000, "[]", "{}", "", "",
              now - timedelta(hours=k), now - timedelta(hours=k), now - timedelta(hours=k))
             for k in range(300)
         )  # fmt: skip
         rows["jobs"] = _copy(
             conn, Job,
             ["project", "kind", "status", "created_by", "params", "total", "done", "errors",
-             "result", "message", "created_at", "started_at", "finished_at"],
+             "result", "message", "runner", "created_at", "started_at", "finished_at"],
             jobs,
         )  # fmt: skip
         _set_sequence(conn, Job)
