@@ -195,6 +195,15 @@ class PairEvent(models.Model):
     class Meta:
         ordering = ["at", "id"]
         constraints = [choices_check("kind", PairEventKind, "pairevent_kind_valid")]
+        indexes = [
+            # The screening counts (annotator.screening) read these few kinds among millions
+            # of events on a large project.
+            models.Index(
+                fields=["kind", "pair"],
+                condition=Q(kind__in=["screened_out", "screening_accepted", "screening_rejected"]),
+                name="pairevent_screening",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.kind} on {self.pair_id} at {self.at:%Y-%m-%d %H:%M}"
@@ -341,3 +350,17 @@ class PairAssist(models.Model):
 
     def __str__(self) -> str:
         return f"assist of pair {self.pair_id}"
+
+
+class PairCounts(models.Model):
+    """A large project's pairs per status, counted by the periodic job (annotator.pair_counts)
+    so that the pages listing them do not count a million rows on every request; each page
+    that shows them says when they were counted. Small projects are counted live."""
+
+    project = models.OneToOneField(Project, on_delete=models.CASCADE, related_name="pair_counts")
+    counts = models.JSONField()  # status → pairs
+    gold = models.PositiveIntegerField()  # gold pairs among them
+    counted_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"pair counts of {self.project} at {self.counted_at:%Y-%m-%d %H:%M}"

@@ -10,7 +10,6 @@ from django.db.models import (
     Exists,
     IntegerField,
     OuterRef,
-    Q,
     QuerySet,
     Subquery,
     Value,
@@ -37,16 +36,12 @@ from projects.models import Membership, Project, Role
 
 
 def projects_for_user(user: User) -> QuerySet[Project]:
-    """Projects the user belongs to (all for admins: a role everywhere), with pair counts per
-    status."""
+    """Projects the user belongs to (all for admins: a role everywhere), by name; their pairs per
+    status are in annotator.pair_counts (stored on large projects)."""
     projects = Project.objects.all()
     if access.role_of(user) is None:
         projects = projects.filter(memberships__user=user)
-    counts = {
-        f"n_{status}": Count("pairs", filter=Q(pairs__status=status))
-        for status in PairStatus.values
-    }
-    return projects.annotate(n_pairs=Count("pairs"), **counts).order_by("name")
+    return projects.order_by("name")
 
 
 def roles_by_project(user: User) -> dict[int, Role]:
@@ -55,13 +50,6 @@ def roles_by_project(user: User) -> dict[int, Role]:
         return {pk: everywhere for pk in Project.objects.values_list("pk", flat=True)}
     rows = Membership.objects.filter(user=user).values_list("project_id", "role")
     return {project_id: Role(role) for project_id, role in rows}
-
-
-def pair_counts(project: Project) -> dict[str, int]:
-    rows = project.pairs.values("status").annotate(n=Count("id"))
-    counts = dict.fromkeys(PairStatus.values, 0)
-    counts.update({row["status"]: row["n"] for row in rows})
-    return counts
 
 
 def project_pairs(project: Project, *, status: str = "") -> QuerySet[Pair]:

@@ -17,6 +17,7 @@ from annotator.leasing import (
     assignment_live,
 )
 from annotator.models import Assignment, AssignmentState, Pair, PairStatus
+from annotator.pair_counts import pair_counts_read
 from annotator.revising import annotation_reopen
 from annotator.submitting import SubmitConflict
 from annotator.thumbnails import ThumbnailMissing, pair_thumbnail
@@ -38,12 +39,15 @@ def home(request: HttpRequest) -> HttpResponse:
     assert request.user.is_authenticated  # @login_required; tells the type checker too
     projects = list(selectors.projects_for_user(request.user))
     roles = selectors.roles_by_project(request.user)
+    counted = pair_counts_read(projects)  # stored on large projects, with their time
     # The attributes set here are for the template only (not model fields): hence the ignores.
     for project in projects:
         role = roles.get(project.pk)
         project.role = role  # type: ignore[attr-defined]
+        project.n_pairs = counted[project.pk].total  # type: ignore[attr-defined]
+        project.counted_at = counted[project.pk].counted_at  # type: ignore[attr-defined]
         project.status_counts = [  # type: ignore[attr-defined]
-            (value, label, getattr(project, f"n_{value}")) for value, label in PairStatus.choices
+            (value, label, counted[project.pk].counts[value]) for value, label in PairStatus.choices
         ]
         if access.role_may(role, access.Action.ANNOTATE):
             project.progress = selectors.annotator_progress(request.user, project)  # type: ignore[attr-defined]

@@ -9,6 +9,7 @@ from rest_framework import generics
 from accounts.users import User
 from annotator import selectors
 from annotator.models import PairStatus
+from annotator.pair_counts import pair_counts_of
 from api.serializers import ErrorSerializer, ProjectSerializer
 from projects import access
 from projects.models import Project, Role
@@ -16,14 +17,16 @@ from review.figures import figures_of
 from review.standing import accepted_breakdown
 
 
-def _status_counts(project: Project, role: Role | None) -> dict[str, int]:
+def _status_counts(project: Project, role: Role | None) -> dict:
     """Pairs by status; annotators get the total only: how many pairs were accepted, disputed
-    or rejected is a verdict they are blind to."""
-    total = project.n_pairs  # type: ignore[attr-defined]  # annotated by projects_for_user
+    or rejected is a verdict they are blind to. On a large project the counts are the stored
+    ones (annotator.pair_counts) and ``counted_at`` says when; null: counted now."""
+    counted = pair_counts_of(project)
+    at = counted.counted_at.isoformat() if counted.counted_at else None
     if not access.role_may(role, access.Action.SEE_VERDICTS):
-        return {"pairs": total}
-    counts = {status: getattr(project, f"n_{status}") for status in PairStatus.values}
-    return {"pairs": total, **counts}
+        return {"pairs": counted.total, "counted_at": at}
+    counts = {status: counted.counts[status] for status in PairStatus.values}
+    return {"pairs": counted.total, **counts, "counted_at": at}
 
 
 if TYPE_CHECKING:  # the mixin sits in front of DRF's generic views

@@ -32,13 +32,22 @@ def urls(seeded, *, last_page: int, dispute_pages: int) -> list[tuple[str, str, 
     """(who, label, url) of every page and list endpoint a lead or researcher opens."""
     s = seeded.slug
     pair, disputed, release = seeded.accepted_pair, seeded.disputed_pair, seeded.release_id
+    mid = pair // 2  # a cursor half-way through the project (pages by key)
     p = f"/p/{s}/"
     lead = [
         ("home", "/"),
         ("project page", p),
-        ("pairs: last page", f"{p}?page={last_page}"),
+        # A large project's browser pages by key (console.pair_pages): "Last »" is before=end.
+        ("pairs: last page", f"{p}?before=end"),
+        ("pairs: next page (by key)", f"{p}?after=.{mid}"),
+        ("pairs: sort newest", f"{p}?sort=newest"),
+        ("pairs: sort status", f"{p}?sort=status"),
+        ("pairs: sort status, next page", f"{p}?sort=status&after=disputed.{mid}"),
+        ("pairs: category, newest", f"{p}?category=attribute&sort=newest"),
+        ("pairs: category, last page", f"{p}?category=attribute&before=end"),
+        ("pairs: text, status sort", f"{p}?q=umbrella&sort=status"),
         ("pairs: status accepted", f"{p}?status=accepted"),
-        ("pairs: status disputed, page 20", f"{p}?status=disputed&page=20"),
+        ("pairs: status disputed, next page", f"{p}?status=disputed&after=disputed.{mid}"),
         ("pairs: category", f"{p}?category=attribute"),
         ("pairs: difficulty hard", f"{p}?difficulty=hard"),
         ("pairs: flag", f"{p}?flag=artefacts"),

@@ -220,6 +220,8 @@ def seed_project(
                     first + i,
                     project.pk,
                     f"img-{i:07d}",
+                    i + 2,  # the template pair is #1
+                    f"photo-{i // 4:06d}",
                     template.image_a.name,
                     template.image_b.name,
                     width,
@@ -245,10 +247,11 @@ def seed_project(
                 )
 
         pair_fields = [
-            "id", "project", "external_id", "image_a", "image_b", "width_a", "height_a",
-            "width_b", "height_b", "sha256_a", "sha256_b", "format_a", "format_b", "thumb_a",
-            "thumb_b", "instruction", "category_hint", "metadata", "status", "n_taken",
-            "n_submitted", "is_gold", "queue_priority", "created_at", "updated_at",
+            "id", "project", "external_id", "number", "source_name", "image_a", "image_b",
+            "width_a", "height_a", "width_b", "height_b", "sha256_a", "sha256_b", "format_a",
+            "format_b", "thumb_a", "thumb_b", "instruction", "category_hint", "metadata",
+            "status", "n_taken", "n_submitted", "is_gold", "queue_priority", "created_at",
+            "updated_at",
         ]  # fmt: skip
         rows["pairs"] = _copy(conn, Pair, pair_fields, pairs())
         _set_sequence(conn, Pair)
@@ -411,14 +414,14 @@ def seed_project(
 
         jobs = (
             (project.pk, rng.choice(["import", "preannotate", "recompute", "release"]),
-             "succeeded", lead_id, "{}", 1000, 1000, "[]", "{}", "",
+             "succeeded", lead_id, "{}", 1000, 1000, "[]", "{}", "", "",
              now - timedelta(hours=k), now - timedelta(hours=k), now - timedelta(hours=k))
             for k in range(300)
         )  # fmt: skip
         rows["jobs"] = _copy(
             conn, Job,
             ["project", "kind", "status", "created_by", "params", "total", "done", "errors",
-             "result", "message", "created_at", "started_at", "finished_at"],
+             "result", "message", "runner", "created_at", "started_at", "finished_at"],
             jobs,
         )  # fmt: skip
         _set_sequence(conn, Job)

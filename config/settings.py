@@ -223,6 +223,9 @@ DIFFMARK_SWEEP_SECONDS = env_int("DIFFMARK_SWEEP_SECONDS", 300)
 # DIFFMARK_FIGURES_SECONDS (review.figures), with the time they were computed.
 DIFFMARK_FIGURES_LIVE_PAIRS = env_int("DIFFMARK_FIGURES_LIVE_PAIRS", 20_000)
 DIFFMARK_FIGURES_SECONDS = env_int("DIFFMARK_FIGURES_SECONDS", 600)
+# A large project's pairs per status are counted again by the same job once this old
+# (annotator.pair_counts); pages show them with the time they were counted.
+DIFFMARK_COUNTS_SECONDS = env_int("DIFFMARK_COUNTS_SECONDS", 60)
 DIFFMARK_RESEND_AFTER_MINUTES = env_int("DIFFMARK_RESEND_AFTER_MINUTES", 10)
 DIFFMARK_STALE_JOB_MINUTES = env_int("DIFFMARK_STALE_JOB_MINUTES", 30)
 # Label Studio uploads staged for a preview and never imported are deleted after this long.

@@ -9,10 +9,14 @@ from urllib.parse import urlencode
 from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import (
+    Case,
     Exists,
+    IntegerField,
     OuterRef,
     Q,
     QuerySet,
+    Value,
+    When,
 )
 from django.db.models.expressions import RawSQL
 
@@ -42,20 +46,43 @@ class PairFilters:
         return urlencode({k: v for k, v in asdict(self).items() if v})
 
 
-def pairs_browse(project: Project, filters: PairFilters) -> QuerySet[Pair]:
+# The browser's orders on a page-numbered (small) project; console.pair_pages reads the same
+# orders by key on a large one. By status: in the workflow's order, then oldest first.
+_STATUS_RANK = Case(
+    *(When(status=value, then=Value(rank)) for rank, value in enumerate(PairStatus.values)),
+    output_field=IntegerField(),
+)
+SORT_ORDERS: dict[str, tuple] = {
+    "oldest": ("id",),
+    "newest": ("-id",),
+    "status": (_STATUS_RANK, "id"),
+}
+
+# Pairs with ids in [low, high] only (high None: no bound): each set a filter joins is read in
+# that range too, so a page of a large project reads a slice of each set (console.pair_pages).
+Window = tuple[int, int | None]
+
+
+def pairs_browse(
+    project: Project, filters: PairFilters, *, window: Window | None = None
+) -> QuerySet[Pair]:
     """The project's pairs under the filters. Category matches the import hint or any change
     of any annotation; flag matches a prediction's screening flags; annotator matches anyone
     who leased the pair. Difficulty is computed in Python from the standing answer (see
     `pair_difficulties`), so that filter reads every accepted pair of the project."""
     pairs = project_pairs(project, status=filters.status)
+    if window is not None:
+        pairs = pairs.filter(**_in_window("pk", window))
     if filters.category:
-        pairs = pairs.filter(_of_category(project, filters.category))
+        pairs = pairs.filter(_of_category(project, filters.category, window))
     if filters.flag:
         # Matches the JSON text of the list, as flags hold plain words; works on SQLite and
         # PostgreSQL alike (JSON containment is not available on SQLite).
         flagged = Prediction.objects.filter(
             pair__project=project, flags__icontains=json.dumps(filters.flag)
         )
+        if window is not None:
+            flagged = flagged.filter(**_in_window("pair_id", window))
         pairs = pairs.filter(pk__in=flagged.values("pair_id"))
     if filters.annotator:
         user_id = (
@@ -66,46 +93,75 @@ def pairs_browse(project: Project, filters: PairFilters) -> QuerySet[Pair]:
         )
         # The person's leases (index on annotator), not a probe per pair of the project.
         leased = Assignment.objects.filter(annotator_id=user_id)
+        if window is not None:
+            leased = leased.filter(**_in_window("pair_id", window))
         pairs = pairs.filter(pk__in=leased.values("pair_id"))
     if filters.q:
-        pairs = pairs.filter(text_match(project, filters.q))
+        pairs = pairs.filter(text_match(project, filters.q, window))
     if filters.difficulty:
-        pairs = _of_difficulty(project, pairs, filters.difficulty)
+        pairs = _of_difficulty(project, pairs, filters.difficulty, window)
     return pairs
 
 
-def _of_category(project: Project, category: str) -> Q:
+def filters_join_sets(filters: PairFilters) -> bool:
+    """Whether a filter other than status joins a set of pairs (the rest read pair rows)."""
+    return bool(filters.category or filters.flag or filters.annotator or filters.q)
+
+
+def _in_window(field: str, window: Window) -> dict:
+    low, high = window
+    return {f"{field}__gte": low} | ({f"{field}__lte": high} if high is not None else {})
+
+
+def _window_sql(column: str, window: Window | None) -> tuple[str, list]:
+    """`` AND column BETWEEN …`` for the raw UNIONs, and its parameters."""
+    if window is None:
+        return "", []
+    low, high = window
+    if high is None:
+        return f" AND {column} >= %s", [low]
+    return f" AND {column} BETWEEN %s AND %s", [low, high]
+
+
+def _of_category(project: Project, category: str, window: Window | None = None) -> Q:
     """The import hint or any change of any annotation says ``category``: one UNION on
     PostgreSQL (an OR of the two would probe the changes once per pair)."""
     if connection.vendor != "postgresql":
         by_change = Change.objects.filter(annotation__pair=OuterRef("pk"), category=category)
         return Q(category_hint=category) | Q(Exists(by_change))
     pair, change, annotation = (rows.table(m) for m in (Pair, Change, Annotation))
+    in_pairs, pair_params = _window_sql("id", window)
+    in_annotations, annotation_params = _window_sql("a.pair_id", window)
     sql = (
-        f"SELECT id FROM {pair} WHERE project_id = %s AND category_hint = %s "
+        f"SELECT id FROM {pair} WHERE project_id = %s AND category_hint = %s{in_pairs} "
         f"UNION SELECT a.pair_id FROM {change} c JOIN {annotation} a ON a.id = c.annotation_id "
-        f"WHERE c.category = %s"
+        f"WHERE c.category = %s{in_annotations}"
     )
-    return Q(pk__in=RawSQL(sql, [project.pk, category, category]))
+    params = [project.pk, category, *pair_params, category, *annotation_params]
+    return Q(pk__in=RawSQL(sql, params))
 
 
-def _of_difficulty(project: Project, pairs: QuerySet[Pair], level: str) -> QuerySet[Pair]:
+def _of_difficulty(
+    project: Project, pairs: QuerySet[Pair], level: str, window: Window | None = None
+) -> QuerySet[Pair]:
     """On a large project, the levels the periodic job stored (review.figures); else computed
     now from every accepted pair's standing answer."""
     if figures_of(project) is not None:
         stored = PairDifficulty.objects.filter(project=project, level=level)
+        if window is not None:
+            stored = stored.filter(**_in_window("pair_id", window))
         return pairs.filter(pk__in=stored.values("pair_id"))
     accepted = pairs.filter(status=PairStatus.ACCEPTED)
     levels = pair_difficulties(list(accepted))
     return pairs.filter(pk__in=[pk for pk, d in levels.items() if d == level])
 
 
-def text_match(project: Project, text: str) -> Q:
+def text_match(project: Project, text: str, window: Window | None = None) -> Q:
     """A pair whose id is `text`, or whose external id, instruction or any annotated entity
     label contains it (case-insensitive). On PostgreSQL one UNION of four LIKE scans, each
     served by a trigram index (migration pair_text_trigram); elsewhere the same rule as a Q."""
     if connection.vendor == "postgresql":
-        return _text_match_postgres(project, text)
+        return _text_match_postgres(project, text, window)
     named = Change.objects.filter(annotation__pair=OuterRef("pk")).filter(
         Q(entity_a__icontains=text) | Q(entity_b__icontains=text)
     )
@@ -116,16 +172,21 @@ def text_match(project: Project, text: str) -> Q:
     return match
 
 
-def _text_match_postgres(project: Project, text: str) -> Q:
+def _text_match_postgres(project: Project, text: str, window: Window | None) -> Q:
     pair, change, annotation = (rows.table(m) for m in (Pair, Change, Annotation))
     like = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    in_pairs, pair_params = _window_sql("id", window)
+    in_annotations, annotation_params = _window_sql("a.pair_id", window)
     sql = (
-        f"SELECT id FROM {pair} WHERE project_id = %s AND UPPER(external_id) LIKE UPPER(%s) "
-        f"UNION SELECT id FROM {pair} WHERE project_id = %s AND UPPER(instruction) LIKE UPPER(%s) "
+        f"SELECT id FROM {pair} WHERE project_id = %s AND UPPER(external_id) LIKE UPPER(%s)"
+        f"{in_pairs} UNION SELECT id FROM {pair} WHERE project_id = %s "
+        f"AND UPPER(instruction) LIKE UPPER(%s){in_pairs} "
         f"UNION SELECT a.pair_id FROM {change} c JOIN {annotation} a ON a.id = c.annotation_id "
         f"WHERE (UPPER(c.entity_a) LIKE UPPER(%s) OR UPPER(c.entity_b) LIKE UPPER(%s))"
+        f"{in_annotations}"
     )
-    params: list = [project.pk, like, project.pk, like, like, like]
+    params: list = [project.pk, like, *pair_params, project.pk, like, *pair_params]
+    params += [like, like, *annotation_params]
     if text.isdigit() and len(text) < 19:  # the id too, inside the UNION: an OR outside it
         sql += " UNION SELECT %s"  # would make PostgreSQL run the UNION once per pair
         params.append(int(text))

@@ -10,22 +10,28 @@ from django.shortcuts import render
 
 from annotator import selectors
 from annotator.models import Pair, PairStatus
+from annotator.pair_counts import pair_counts_of
 from annotator.textformats import guidelines_html
 from annotator.views import viewable_pair
 from config.paging import IdsFirstPaginator
+from console import pair_pages
 from console import pairs as browser
 from projects import access
 from projects.models import Project
+
+PER_PAGE = 48
 
 
 @login_required
 def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
     project, role = access.project_for(request.user, slug, access.Action.VIEW)
-    counts = selectors.pair_counts(project)
+    counted = pair_counts_of(project)  # stored on a large project, with their time
+    counts = counted.counts
     context = {
         "project": project,
         "role": role,
-        "total": sum(counts.values()),
+        "total": counted.total,
+        "counted_at": counted.counted_at,
         # Annotators are blind to verdicts, also counted over the project.
         "status_counts": [(v, label, counts[v]) for v, label in PairStatus.choices]
         if access.role_may(role, access.Action.SEE_VERDICTS)
@@ -33,27 +39,49 @@ def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "guidelines": guidelines_html(project.guidelines),
     }
     if access.role_may(role, access.Action.MANAGE):
-        context |= _pairs_browser(request, project)
+        context |= _pairs_browser(request, project, large=counted.counted_at is not None)
     if access.role_may(role, access.Action.ANNOTATE):
         context["submitted"] = selectors.annotator_submitted(request.user, project)
     return render(request, "console/project.html", context)
 
 
-def _pairs_browser(request: HttpRequest, project: Project) -> dict:
-    """The leads' pairs grid: a page of filtered pairs with their difficulty, and the choices
-    the filters offer."""
+def _pairs_browser(request: HttpRequest, project: Project, *, large: bool) -> dict:
+    """The leads' pairs grid: a page of filtered pairs in the chosen order with their
+    difficulty, and the choices the filters offer. A large project's pages go by key
+    (``?after=`` / ``?before=``, console.pair_pages); a small one's by number (``?page=``)."""
     choices = browser.pairs_filter_choices(project)
     filters = _pair_filters(request, choices)
-    pairs = browser.pairs_browse(project, filters).select_related("agreement")
-    page = IdsFirstPaginator(pairs, 48).get_page(request.GET.get("page"))
+    sort = request.GET.get("sort", "")
+    sort = sort if sort in pair_pages.SORTS else "oldest"
+    page: Any
+    if large:
+        page = pair_pages.pairs_page(
+            project,
+            filters,
+            sort=sort,
+            per_page=PER_PAGE,
+            after=request.GET.get("after", ""),
+            before=request.GET.get("before", ""),
+            prepare=lambda pairs: pairs.select_related("agreement"),
+        )
+    else:
+        pairs = browser.pairs_browse(project, filters).select_related("agreement")
+        pairs = pairs.order_by(*browser.SORT_ORDERS[sort])
+        page = IdsFirstPaginator(pairs, PER_PAGE).get_page(request.GET.get("page"))
     levels = browser.pair_difficulties(list(page.object_list))
     for pair in page.object_list:
         pair.difficulty = levels.get(pair.pk)
         pair.category_label = project.category_name(pair.category_hint)
+    query = filters.query()
     return {
         "page": page,
+        "keyset": large,
         "filters": filters,
-        "query": filters.query(),
+        "sort": sort,
+        "sorts": pair_pages.SORTS,
+        "query": query,
+        # What every page link keeps: the filters and the order.
+        "keep": "&".join(q for q in (query, f"sort={sort}" if sort != "oldest" else "") if q),
         "statuses": PairStatus.choices,
         "choices": choices,
     }

@@ -8,6 +8,7 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
+from annotator.pair_counts import pair_counts_of
 from annotator.screening import (
     FLAG_LABELS,
     screened_decide,
@@ -35,7 +36,8 @@ def screening(request: HttpRequest, slug: str) -> HttpResponse:
         "tab": "screening",
         "page": page,
         "rows": rows,
-        "counts": screening_counts(project),
+        # Pairs per status: stored on a large project (annotator.pair_counts).
+        "counts": screening_counts(project, status_counts=pair_counts_of(project).counts),
         "chosen": [FLAG_LABELS.get(f, f) for f in project.screening_flags],
     }
     return render(request, "console/screening.html", context)

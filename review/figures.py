@@ -21,13 +21,13 @@ from django.db.models import Count
 from django.utils import timezone
 
 from annotator.models import Annotation, Pair
+from annotator.pair_counts import pair_counts_of, pair_counts_refresh, pair_counts_refresh_due
 from pairdiff.release.question_set import release_prior
 from projects.models import Project
 from review.dashboard import (
     AnnotatorQuality,
     Grid,
     ProjectQuality,
-    pair_status_counts,
     project_quality,
 )
 from review.models import PairDifficulty, ProjectFigures
@@ -68,6 +68,7 @@ def figures_refresh(*, project_id: int) -> ProjectFigures:
         "pairs": quality.total,
         "computed_at": computed_at,
     }
+    pair_counts_refresh(project.pk, now=computed_at)
     with transaction.atomic():
         PairDifficulty.objects.filter(project=project).delete()
         PairDifficulty.objects.bulk_create(levels, batch_size=BATCH)
@@ -79,6 +80,7 @@ def figures_refresh(*, project_id: int) -> ProjectFigures:
 def figures_refresh_due(*, now: datetime | None = None) -> list[int]:
     """Refresh the figures of every large project whose figures are older than
     DIFFMARK_FIGURES_SECONDS (or missing); returns the projects refreshed."""
+    pair_counts_refresh_due(now=now)  # the pairs per status: every DIFFMARK_COUNTS_SECONDS
     cutoff = (now or timezone.now()) - timedelta(seconds=settings.DIFFMARK_FIGURES_SECONDS)
     done = []
     for project in Project.objects.order_by("pk"):
@@ -102,16 +104,27 @@ def figures_of(project: Project) -> ProjectFigures | None:
 
 
 def quality_read(project: Project) -> tuple[ProjectQuality, datetime | None]:
-    """The dashboard's figures and when they were computed (None: just now, live). The pairs
-    per status are always counted now (one index-only query); on a large project the rest
-    is what the periodic job stored."""
-    counts, gold = pair_status_counts(project=project)
-    if sum(counts.values()) <= settings.DIFFMARK_FIGURES_LIVE_PAIRS:
-        return project_quality(project=project, status_counts=(counts, gold)), None
+    """The dashboard's figures and when they were computed (None: just now, live)."""
+    quality, computed_at, _ = quality_counted_read(project)
+    return quality, computed_at
+
+
+def quality_counted_read(
+    project: Project,
+) -> tuple[ProjectQuality, datetime | None, datetime | None]:
+    """The dashboard's figures, when they were computed and when its pairs per status were
+    counted (None: for this request). On a large project the figures are what the periodic
+    job stored, and the pairs per status what it counted (annotator.pair_counts: every
+    DIFFMARK_COUNTS_SECONDS)."""
+    counted = pair_counts_of(project)
+    if counted.counted_at is None:  # small: everything live
+        quality = project_quality(project=project, status_counts=(counted.counts, counted.gold))
+        return quality, None, None
     figures = ProjectFigures.objects.filter(project=project).first()
     figures = figures or figures_refresh(project_id=project.pk)
     stored = quality_from_json(figures.quality)
-    return replace(stored, status_counts=counts, gold_pairs=gold), figures.computed_at
+    quality = replace(stored, status_counts=counted.counts, gold_pairs=counted.gold)
+    return quality, figures.computed_at, counted.counted_at
 
 
 def quality_json(quality: ProjectQuality) -> dict:
