@@ -122,6 +122,9 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     DATABASES["default"].setdefault("OPTIONS", {})["init_command"] = (
         "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL"
     )
+    # A writer waits this long for another's commit before "database is locked" (Python's
+    # default is 5 s): without a broker a job writes from its own thread beside the requests.
+    DATABASES["default"]["OPTIONS"].setdefault("timeout", env_int("DATABASE_SQLITE_TIMEOUT", 20))
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
