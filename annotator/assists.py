@@ -73,7 +73,7 @@ def assists_enqueue(pairs: Iterable[Pair]) -> None:
     the request's own time: without a broker they run after the response is sent)."""
     ids = [p.pk for p in pairs]
     if ids:
-        enqueue_on_commit(precompute_assists, ids, after_response=True)
+        enqueue_on_commit(precompute_assists, ids, after_response=True, detach=True)
 
 
 def drafts_offered(assignment: Assignment) -> bool:

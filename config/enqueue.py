@@ -13,7 +13,9 @@ from config.after_response import run_after_response
 log = logging.getLogger(__name__)
 
 
-def enqueue_on_commit(task: Task, *args, after_response: bool = False) -> None:
+def enqueue_on_commit(
+    task: Task, *args, after_response: bool = False, detach: bool = False
+) -> None:
     """Send ``task(*args)`` once the current transaction commits (at once outside one).
 
     The data is committed by then, so a broker that is down or stuck must not turn the request
@@ -23,19 +25,20 @@ def enqueue_on_commit(task: Task, *args, after_response: bool = False) -> None:
 
     ``after_response``: work the response does not show. Without a broker it then runs once the
     request's response is sent (config.after_response), not before; with one it is sent at
-    commit as any other.
+    commit as any other. ``detach``: long work (a job), which must not hold the connection
+    either: on a server that reads the next request only after close() it gets a thread.
     """
     if after_response:
-        transaction.on_commit(lambda: _send_after_response(task, args))
+        transaction.on_commit(lambda: _send_after_response(task, args, detach=detach))
     else:
         transaction.on_commit(lambda: enqueue(task, *args))
 
 
-def _send_after_response(task: Task, args: tuple) -> None:
+def _send_after_response(task: Task, args: tuple, *, detach: bool) -> None:
     if task.app.conf.task_always_eager:
         # No broker: the task's own function, here. Celery's eager apply would add a tracer, a
         # round trip of the arguments through the serializer and a result nobody reads.
-        run_after_response(lambda: task(*args))
+        run_after_response(lambda: task(*args), detach=detach)
     else:
         enqueue(task, *args)
 

@@ -124,6 +124,9 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     DATABASES["default"].setdefault("OPTIONS", {})["init_command"] = (
         "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL"
     )
+    # A writer waits this long for another's commit before "database is locked" (Python's
+    # default is 5 s): without a broker a job writes from its own thread beside the requests.
+    DATABASES["default"]["OPTIONS"].setdefault("timeout", env_int("DATABASE_SQLITE_TIMEOUT", 20))
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -233,6 +236,10 @@ DIFFMARK_STAGED_UPLOAD_HOURS = env_int("DIFFMARK_STAGED_UPLOAD_HOURS", 24)
 # Without a broker, a request every DIFFMARK_SWEEP_SECONDS runs the failing sweeps (on by default;
 # `manage.py sweep` from cron does all of them).
 DIFFMARK_SWEEP_ON_REQUEST = env_bool("DIFFMARK_SWEEP_ON_REQUEST", True)
+# Without a broker, under runserver (`make run`), long work run after the response (a build, a
+# synthesis) gets a thread of its own, so the connection's next request need not wait for it
+# (config.after_response).
+DIFFMARK_AFTER_RESPONSE_THREADS = env_bool("DIFFMARK_AFTER_RESPONSE_THREADS", True)
 # A sweep that waited longer than its period is dropped: the next one does the same work.
 CELERY_BEAT_SCHEDULE = {
     name: {"task": task, "schedule": float(every), "options": {"expires": float(every)}}

@@ -31,6 +31,11 @@ CELERY_TASK_QUEUES = []  # none declared: the default queue, made when first use
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("DIFFMARK_TEST_QUEUE", "celery")
 # Tests that count queries must not meet a sweep riding on their request; its own tests turn it on.
 DIFFMARK_SWEEP_ON_REQUEST = False
+# The live server is wsgiref's: a job started from a browser test would get a thread of its own,
+# writing through a second connection to the shared in-memory SQLite database (whose table locks
+# do not wait). Tests run it in close() as before; tests/config/test_after_response_server.py
+# turns the threads on.
+DIFFMARK_AFTER_RESPONSE_THREADS = False
 # CI's PostgreSQL pass sets CELERY_BROKER_URL, whose Redis would otherwise hold the cache (see
 # settings): tests clear the cache freely, so they keep one per process unless told otherwise.
 if not os.environ.get("DIFFMARK_CACHE_URL"):

@@ -66,9 +66,11 @@ def work_enqueue_on_commit(kind: str, *args: Any, after_response: bool = False) 
     """Send the task of ``kind`` with ``args`` once the current transaction commits. Work
     without a Job row (``Work``: a cross-check, a gold score) is what nobody waits for: without
     a broker it runs after the request's response is sent (config.after_response), as does
-    a job's work when ``after_response`` (the client polls the job instead of waiting)."""
-    after = after_response or str(kind) in Work.values
-    enqueue_on_commit(task_for(kind), *args, after_response=after)
+    a job's work when ``after_response`` (the client polls the job instead of waiting), long
+    work that does not hold the connection either (config.after_response, ``detach``)."""
+    short = str(kind) in Work.values
+    after = after_response or short
+    enqueue_on_commit(task_for(kind), *args, after_response=after, detach=after and not short)
 
 
 def job_task(job: Any) -> tuple[Task, tuple] | None:
@@ -91,9 +93,10 @@ def job_cleanup(job: Any) -> None:
 def job_enqueue_on_commit(job: Any, *, after_response: bool = False) -> None:
     """Send the task that runs ``job`` once the current transaction commits. ``after_response``:
     long work the response does not wait for; without a broker it then runs once the response
-    is sent (config.after_response), never inside the request."""
+    is sent (config.after_response), never inside the request, and without holding the
+    connection (``detach``)."""
     found = job_task(job)
     if found is None:
         raise UnknownWork(f"no task can run job {job.pk} of kind {job.kind!r}")
     task, args = found
-    enqueue_on_commit(task, *args, after_response=after_response)
+    enqueue_on_commit(task, *args, after_response=after_response, detach=after_response)

@@ -74,8 +74,9 @@ def deliveries_queue(event: Event, endpoints: list[Endpoint]) -> list[Delivery]:
 
 
 def delivery_send_on_commit(delivery_id: int, *, manual: bool = False) -> None:
-    # Nobody waits for a delivery in the response: without a broker it goes after it is sent.
-    enqueue_on_commit(webhook_sender(), delivery_id, manual, after_response=True)
+    # Nobody waits for a delivery in the response: without a broker it goes after it is sent,
+    # and a slow receiver does not hold the client's connection (detach).
+    enqueue_on_commit(webhook_sender(), delivery_id, manual, after_response=True, detach=True)
 
 
 def delivery_send_later(delivery_id: int, *, countdown: float) -> bool:

@@ -106,3 +106,51 @@ def test_server_side_cursors_can_be_turned_off_for_a_transaction_pooler():
     assert _manage("shell", "-c", show, DEBUG="1").stdout.split()[-1] == "False"
     pooled = _manage("shell", "-c", show, DEBUG="1", DATABASE_DISABLE_SERVER_SIDE_CURSORS="1")
     assert pooled.stdout.split()[-1] == "True"
+
+
+SQLITE_WRITER_WAITS = """
+import sqlite3, threading, time
+import django
+django.setup()
+from django.db import connection
+
+path = connection.settings_dict["NAME"]
+with connection.cursor() as cursor:
+    cursor.execute("CREATE TABLE t (x int)")
+held = threading.Event()
+
+def job_thread():  # a job's long write transaction, on a connection of its own
+    other = sqlite3.connect(path)
+    other.execute("BEGIN IMMEDIATE")
+    other.execute("INSERT INTO t VALUES (1)")
+    held.set()
+    time.sleep(6)
+    other.commit()
+
+threading.Thread(target=job_thread).start()
+held.wait()
+with connection.cursor() as cursor:
+    cursor.execute("INSERT INTO t VALUES (2)")  # a request's write waits for the commit
+    cursor.execute("SELECT count(*) FROM t")
+    print("rows", cursor.fetchone()[0])
+"""
+
+
+def test_a_sqlite_writer_waits_for_a_long_commit_instead_of_failing(tmp_path):
+    """Without a broker a job writes from its own thread beside the requests (under runserver):
+    a write waiting more than Python's default 5 s must not fail with "database is locked"."""
+    result = subprocess.run(
+        [sys.executable, "-c", SQLITE_WRITER_WAITS],
+        cwd=ROOT,
+        env={
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "config.settings",
+            "DEBUG": "1",
+            "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "rows 2" in result.stdout
