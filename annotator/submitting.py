@@ -29,6 +29,7 @@ from annotator.models import (
 )
 from config import rows
 from jobs.registry import Work, work_enqueue_on_commit
+from pairdiff.agreement import annotations_compared
 from pairdiff.answers import AnswerRules, parse_answer
 from pairdiff.geometry import Frame
 from projects.models import Project
@@ -221,5 +222,7 @@ def _enqueue_review(pair: Pair, annotation: Annotation, *, submitted: int | None
         work_enqueue_on_commit(Work.GOLD_SCORE, annotation.pk)
     if submitted is None:
         submitted = pair.n_submitted + 1
-    if submitted == min(pair.project.overlap, 2):
+    # The cross-check compares the first annotations_compared(overlap) answers: queue it when
+    # the last of those arrives.
+    if submitted == annotations_compared(pair.project.overlap):
         work_enqueue_on_commit(Work.CROSS_CHECK, pair.pk)
