@@ -179,7 +179,11 @@ def test_every_derived_negative_names_its_slot_and_why_it_is_false_with_the_slot
         ("heading", "up and to the left", "up", False),  # shares a part
         ("heading", "up and to the left", "down and to the right", True),
         ("event", "appeared", "grew larger", False),  # a presupposition
-        ("event", "appeared", "disappeared", True),
+        ("event", "appeared", "disappeared", False),  # "appeared" of what disappeared
+        ("light", "brighter", "darker", True),
+        ("light", "brighter", "cooler", False),  # another axis: reads as made up
+        ("light", "warmer", "cooler", True),
+        ("tone", "warm", "faint", False),
     ],
 )
 def test_slot_gaps_and_synonyms(kind, truth, other, false):
