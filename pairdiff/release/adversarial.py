@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 
 from pairdiff.release.baselines import NaiveBayes
 from pairdiff.release.question_checks import plain, question_problem, slot_and_why
-from pairdiff.release.questions import NO_DIFFERENCE, question_check
+from pairdiff.release.questions import NO_DIFFERENCE
 from pairdiff.release.slots import FIXED_KINDS, Prior, Slot, candidates, find_slots, why_false
 
 FOLDS = 2  # the adversary is trained on the other fold's questions (cross-fitting)
@@ -68,8 +68,9 @@ def other_truths(
     """Negatives for ``record`` taken from the truths of ``pool`` (the release's records):
     ``other_truth`` (same category and template, false by a slot), then ``neighbour`` (another
     edit of the same photo and category, same split), then ``category_truth`` (an edit of
-    another photo in the category, another template, what happened not an event: "A galaxy
-    appeared" of a photo with no galaxy)."""
+    another photo in the category said with the same kinds of slot, one of them false of the
+    truth's, none an event: "The whole image became brighter" is no negative of "A bright
+    light now falls on the wall", which it may well be)."""
     truth = " ".join(record["description"].split())
     _slots(truth, found)
     key = (record["category"], template(truth, found[truth]))
@@ -107,12 +108,21 @@ def other_truths(
             and other["category"] == record["category"]
             and plain(text) not in seen
             and not question_problem(other)
-            and not any(s.kind in FIXED_KINDS for s in _slots(text, found))
+            and _same_kinds_false(found[truth], _slots(text, found))
         ):
             seen.add(plain(text))
             why = "the truth of an edit of another photo, said in other words"
             out.append(_negative(text, why, "category_truth", other["pair_id"]))
     return out
+
+
+def _same_kinds_false(a: Sequence[Slot], b: Sequence[Slot]) -> bool:
+    """Slots of the same kinds in the same order, none fixed, one of them false."""
+    if not a or [x.kind for x in a] != [y.kind for y in b]:
+        return False
+    if any(x.kind in FIXED_KINDS for x in a):
+        return False
+    return any(why_false(x.kind, x.value, y.value) for x, y in zip(a, b, strict=True))
 
 
 def templates_of(pool: Sequence[Mapping], found: dict[str, list[Slot]]) -> dict:
@@ -203,23 +213,21 @@ _TIER = {
 
 def _pick(record, pool, negatives, models, outside, seed) -> list[dict]:
     """The two candidates the models find most like truths, from the best kind that has
-    two (a kind is mixed in only when the one before has too few)."""
+    two (a kind is mixed in only when the one before has too few); fewer than two when
+    the pool and the record's own slot rewrites have fewer (the question is left out)."""
+    kept = [n for n in negatives if n["made"] != "fallback"]  # word rules read as made up
     if not pool:
-        return negatives
+        return kept
     scored = sorted(
         pool,
         key=lambda n: (_TIER[n["made"]], -_score(n["text"], record, models, outside, seed)),
     )
     chosen: list[dict] = []
-    for n in [*scored, *negatives]:  # the negatives it had fill a pool of fewer than two
+    for n in [*scored, *kept]:  # the negatives it had fill a pool of fewer than two
         if len(chosen) == 2:
             break
         if all(plain(n["text"]) != plain(c["text"]) for c in chosen):
             chosen.append(n)
-    try:
-        question_check(description=record["description"], negatives=[n["text"] for n in chosen])
-    except ValueError:
-        return negatives
     return [
         {**n, "made": "derived" if n["made"] == "derived_unattested" else n["made"]} for n in chosen
     ]

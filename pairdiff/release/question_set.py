@@ -226,7 +226,10 @@ def question_set(
                 description=record["description"], negatives=[n["text"] for n in explained]
             )
         except ValueError as exc:
-            result.left_out.append(_left(record, failed.get(record["pair_id"]) or str(exc)))
+            reason = failed.get(record["pair_id"]) or (
+                f"fewer than two well-formed false negatives ({exc})"
+            )
+            result.left_out.append(_left(record, reason))
             continue
         kept.append((record, explained))
         result.sources[explained[0]["made"]] += 1
