@@ -27,7 +27,7 @@ from pairdiff.release.questions import (
     question_check,
     question_item,
 )
-from pairdiff.release.slots import Prior, Slot, find_slots, slots_prior, why_false
+from pairdiff.release.slots import FIXED_KINDS, Prior, Slot, find_slots, slots_prior, why_false
 from pairdiff.release.splits import SPLITS
 from pairdiff.release.twins import TwinGroup, member_of, twin_groups
 
@@ -302,6 +302,18 @@ def _other_truth(
             negative["made"] == "category_truth"
             and all(_plain(text) != _plain(t) for t in group.texts)
             and str(by_text[_plain(text)].get("content_key") or "").split(":")[0] not in photos
+        ):
+            return text
+    # Else a local edit of another photo in the category ("A shadow now falls on the wall" for
+    # "The whole image became brighter" / "darker", an axis with two values): it names what
+    # those photos lack, so it is false of both; never a global one, which may be true.
+    for other in pool:
+        text = " ".join(other["description"].split())
+        if (
+            str(other.get("content_key") or "").split(":")[0] not in photos
+            and "whole image" not in text.casefold()
+            and all(_plain(text) != _plain(t) for t in group.texts)
+            and not any(s.kind in FIXED_KINDS for s in find_slots(text))
         ):
             return text
     return None
