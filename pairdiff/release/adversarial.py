@@ -68,9 +68,12 @@ def other_truths(
     """Negatives for ``record`` taken from the truths of ``pool`` (the release's records):
     ``other_truth`` (same category and template, false by a slot), then ``neighbour`` (another
     edit of the same photo and category, same split), then ``category_truth`` (an edit of
-    another photo in the category said with the same kinds of slot, one of them false of the
-    truth's, none an event: "The whole image became brighter" is no negative of "A bright
-    light now falls on the wall", which it may well be)."""
+    another photo in the category said with the same kinds of slot, none an event, one of
+    them false of the truth's or said of another thing — "A bright light now falls on the
+    wall" for "A bright light now falls on the gravel": the photo has no such wall, and the
+    value "bright light" no longer tells the truth from its negatives. "The whole image
+    became brighter" is no negative of "A bright light now falls on the wall", which it may
+    well be: its kinds of slot differ)."""
     truth = " ".join(record["description"].split())
     _slots(truth, found)
     key = (record["category"], template(truth, found[truth]))
@@ -108,21 +111,25 @@ def other_truths(
             and other["category"] == record["category"]
             and plain(text) not in seen
             and not question_problem(other)
-            and _same_kinds_false(found[truth], _slots(text, found))
+            and _same_kinds(found[truth], _slots(text, found))
         ):
+            a, b = found[truth], found[text]
+            if any(why_false(x.kind, x.value, y.value) for x, y in zip(a, b, strict=True)):
+                why = "the truth of an edit of another photo, a slot false of this one"
+            elif template(truth, a) != template(text, b):
+                why = "the truth of an edit of another photo, of a thing this one lacks"
+            else:
+                continue  # the same sentence but for synonyms or near numbers: maybe true
             seen.add(plain(text))
-            why = "the truth of an edit of another photo, said in other words"
             out.append(_negative(text, why, "category_truth", other["pair_id"]))
     return out
 
 
-def _same_kinds_false(a: Sequence[Slot], b: Sequence[Slot]) -> bool:
-    """Slots of the same kinds in the same order, none fixed, one of them false."""
+def _same_kinds(a: Sequence[Slot], b: Sequence[Slot]) -> bool:
+    """Slots of the same kinds in the same order, at least one, none fixed."""
     if not a or [x.kind for x in a] != [y.kind for y in b]:
         return False
-    if any(x.kind in FIXED_KINDS for x in a):
-        return False
-    return any(why_false(x.kind, x.value, y.value) for x, y in zip(a, b, strict=True))
+    return not any(x.kind in FIXED_KINDS for x in a)
 
 
 def templates_of(pool: Sequence[Mapping], found: dict[str, list[Slot]]) -> dict:

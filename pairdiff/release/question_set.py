@@ -174,6 +174,7 @@ def question_set(
                 _other_truth(group, records, slots_of)
                 or _neighbour_truth(group, records, seed=seed)
                 or group.third(seed=f"{seed}:{group.id}")
+                or _local_truth(group, records)
             )
             if third is None:
                 continue
@@ -304,9 +305,17 @@ def _other_truth(
             and str(by_text[_plain(text)].get("content_key") or "").split(":")[0] not in photos
         ):
             return text
-    # Else a local edit of another photo in the category ("A shadow now falls on the wall" for
-    # "The whole image became brighter" / "darker", an axis with two values): it names what
-    # those photos lack, so it is false of both; never a global one, which may be true.
+    return None
+
+
+def _local_truth(group: TwinGroup, records: Sequence[Mapping]) -> str | None:
+    """The last third option of a group of two: a local edit of another photo in the category
+    ("A shadow now falls on the wall" for "The whole image became brighter" / "darker", an
+    axis with two values). It names what those photos lack, so it is false of both; never a
+    global one, which may be true; what happened is no slot of it."""
+    members = [r for r in records if r["pair_id"] in group.members]
+    photos = {str(m.get("content_key") or "").split(":")[0] for m in members}
+    pool = [r for r in records if r["category"] == group.category and not question_problem(r)]
     for other in pool:
         text = " ".join(other["description"].split())
         if (
