@@ -31,6 +31,8 @@ def test_other_truths_are_false_by_a_slot_of_the_same_template_and_category():
             ("train", "lighting", "A glare now falls on the brick wall.", "p3"),  # a synonym
             ("train", "texture", "A shadow now falls on the brick wall.", "p4"),  # category
             ("train", "lighting", "A shadow now falls on the stained tissue.", "p5"),
+            ("train", "lighting", "A bright light now falls on the gravel.", "p6"),
+            ("train", "lighting", "The whole image became darker.", "p7"),  # other kinds
         ]
     )
     found: dict = {}
@@ -40,6 +42,9 @@ def test_other_truths_are_false_by_a_slot_of_the_same_template_and_category():
     assert "A glare now falls on the brick wall." not in by_text  # glare is bright light
     # Another photo's truth with the same kinds of slot, one false: said in other words.
     assert by_text["A shadow now falls on the stained tissue."] == "category_truth"
+    # The same value said of a thing this photo lacks: the value no longer tells the truth.
+    assert by_text["A bright light now falls on the gravel."] == "category_truth"
+    assert "The whole image became darker." not in by_text  # may be true of a bright light
     truth = records[0]["description"]
     for n in negatives:
         if n["made"] == "other_truth":
