@@ -40,9 +40,11 @@ class ProjectSerializer(serializers.ModelSerializer):
             "preset",
             "categories",
             "overlap",
+            "question_control_rate",
             "role",
             "counts",
         ]
+        extra_kwargs = {"question_control_rate": {"min_value": 0.0, "max_value": 0.5}}
 
     def get_role(self, project: Project) -> str | None:
         return self.context["roles"].get(project.pk)

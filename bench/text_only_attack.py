@@ -22,7 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from pairdiff.release.baselines import words
+from pairdiff.release.baselines import credit, length_scores, similarity_scores, words
+from pairdiff.release.questions import NO_DIFFERENCE
 
 HELD = ("val", "test")
 
@@ -92,6 +93,17 @@ def wilson(k: float, n: int) -> tuple[float, float]:
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
+def share_credit(credits: list[float]) -> dict:
+    total = sum(credits)
+    low, high = wilson(total, len(credits))
+    return {
+        "credit": round(total, 3),
+        "of": len(credits),
+        "accuracy": round(total / len(credits), 3) if credits else None,
+        "ci95": [round(low, 3), round(high, 3)],
+    }
+
+
 def attack(target: list[dict], others: list[list[dict]]) -> dict:
     model = Model().fit([q for release in others for q in release])
     held = [q for q in target if q["split"] in HELD]
@@ -114,7 +126,20 @@ def attack(target: list[dict], others: list[list[dict]]) -> dict:
             "ci95": [round(low, 3), round(high, 3)],
         }
 
+    # The release's own heuristics on the same held-out questions, among the change options
+    # (a control's truth is "no difference": no credit): expected accuracy, ties shared.
+    heuristics = {}
+    for name, scorer in (("similarity", similarity_scores), ("longest", length_scores)):
+        credits = []
+        for q in held:
+            if q.get("twin_group"):
+                continue
+            texts = [t for t in q["options"].values() if t != NO_DIFFERENCE]
+            truth = q["options"][q["answer"]]
+            credits.append(credit(scorer(texts), texts.index(truth)) if truth in texts else 0.0)
+        heuristics[name] = share_credit(credits)
     return {
+        "outside_twin_groups_heuristics": heuristics,
         "questions": share(list(right.values())),
         "in_twin_groups": share(inside),
         "outside_twin_groups": share(outside),

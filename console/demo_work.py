@@ -17,7 +17,6 @@ from review.agreement import agreement_compute
 
 SIMULATED = SIMULATED_ANNOTATORS
 RELEASE_NAME = "demo-v1"
-CONTROL_RATE = 0.1  # no-change control questions, per record of each split
 
 
 def demo_work(*, project: Project, pairs: int) -> dict[str, int]:
@@ -48,7 +47,7 @@ def demo_work(*, project: Project, pairs: int) -> dict[str, int]:
             project=project,
             name=RELEASE_NAME,
             plan=SplitPlan(seed=0, test_fraction=0.25),
-            options=ReleaseOptions(control_rate=CONTROL_RATE),
+            options=ReleaseOptions(),  # controls at the project's rate (10 % by default)
         )
         built = int(release_build(release.pk).status == ReleaseStatus.READY)
     return {"answered": Annotation.objects.filter(annotator=users[0]).count(), "release": built}

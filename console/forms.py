@@ -89,6 +89,15 @@ class ProjectForm(forms.ModelForm):
         help_text="A release is refused when a baseline that never looks at the images answers "
         "more of its questions than this (a lead may override). Chance is 33 %.",
     )
+    control_percent = forms.FloatField(
+        label="No-difference controls (%)",
+        required=False,  # blank keeps the project's rate
+        min_value=0,
+        max_value=50,
+        initial=10,
+        help_text="Share of each split's pairs a release also asks with an unchanged image B, "
+        "“no difference” being the answer: a model that always claims a change loses them.",
+    )
     screening_flags = forms.MultipleChoiceField(
         label="Hold back pairs flagged",
         choices=list(FLAG_LABELS.items()),
@@ -173,6 +182,7 @@ class ProjectForm(forms.ModelForm):
             self.fields["baseline_percent"].initial = round(
                 project.question_baseline_limit * 100, 2
             )
+            self.fields["control_percent"].initial = round(project.question_control_rate * 100, 2)
             self.fields["screening_flags"].initial = list(project.screening_flags)
         # The agreement policy as it was, to tell whether verdicts must be recomputed.
         self._policy_before = self._policy(project)
@@ -294,4 +304,6 @@ class ProjectForm(forms.ModelForm):
         project.gold_rate = round(data["gold_percent"] / 100, 4)
         if data.get("baseline_percent") is not None:
             project.question_baseline_limit = round(data["baseline_percent"] / 100, 4)
+        if data.get("control_percent") is not None:
+            project.question_control_rate = round(data["control_percent"] / 100, 4)
         project.screening_flags = list(data.get("screening_flags") or [])

@@ -87,6 +87,9 @@ class Project(models.Model):
     labelstudio = models.JSONField(default=dict, blank=True)
     # The best text-only baseline a release's questions may reach before its build is refused.
     question_baseline_limit = models.FloatField(default=0.4)
+    # The share of each split's pairs a release also asks as no-difference controls (image B
+    # an unchanged copy of image A, "no difference" the truth); 0 asks none.
+    question_control_rate = models.FloatField(default=0.1)
     # Screening flags (pixeldiff's, the VLM judge's) that hold a new pair back from annotators
     # until a lead accepts it (annotator/screening.py).
     screening_flags = models.JSONField(default=list, blank=True)

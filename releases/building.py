@@ -124,7 +124,8 @@ def release_register(
 
 
 def release_options(*, project: Project, options: ReleaseOptions | None) -> ReleaseOptions:
-    """The options a release is built with: the project's baseline limit, the rest as asked."""
+    """The options a release is built with: the project's baseline limit and (unless asked
+    for another) control rate, the rest as asked."""
     asked = options or ReleaseOptions()
     return ReleaseOptions(
         strict=asked.strict,
@@ -132,7 +133,7 @@ def release_options(*, project: Project, options: ReleaseOptions | None) -> Rele
         swap_ab=asked.swap_ab,
         baseline_limit=project.question_baseline_limit,
         allow_baselines=asked.allow_baselines,
-        control_rate=asked.control_rate,
+        control_rate=asked.control_rate or project.question_control_rate,
     )
 
 

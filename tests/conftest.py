@@ -46,7 +46,10 @@ def project(db):
     # The fixtures' few look-alike pairs make questions any text-only baseline answers; the
     # limit on baselines has tests of its own (tests/releases/test_release_questions.py).
     project.question_baseline_limit = 1.0
-    project.save(update_fields=["question_baseline_limit"])
+    # No controls unless a test asks (tests/projects/test_control_rate.py and the release
+    # tests of controls): the fixtures' counts of questions stay those of their pairs.
+    project.question_control_rate = 0.0
+    project.save(update_fields=["question_baseline_limit", "question_control_rate"])
     return project
 
 

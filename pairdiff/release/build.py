@@ -143,6 +143,8 @@ def release_files(
         edited=negatives or {},
         derived=derived,
         published=previous.questions,
+        # The adversary's classifier trained on other releases: the project's earlier ones.
+        reference=[q["row"] for q in previous.questions.values() if q.get("row")],
         controls=control_items(
             records, rate=options.control_rate, seed=plan.seed, published=previous.controls
         ),
@@ -294,6 +296,7 @@ def _report(
             "twin_groups": len({r["twin_group"] for r in questions.rows if r.get("twin_group")}),
             "in_twin_groups": sum(1 for r in questions.rows if r.get("twin_group")),
             "controls": sum(1 for r in questions.rows if r.get("control")),
+            "adversarial": questions.adversarial,
             "answers_by_split": _answers_by_split(questions.rows),
         },
         "text_baselines": {**baselines, "gate": gate},

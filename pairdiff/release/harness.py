@@ -40,6 +40,7 @@ BUNDLE = (
     "matching.py",
     "text.py",
     "release/question_words.py",
+    "release/slot_draws.py",
     "release/slots.py",
     "scoring/change.py",
     "scoring/grounded.py",

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pairdiff.release.records import ReleasePair
 
 DEFAULT_BASELINE_LIMIT = 0.4
-DEFAULT_CONTROL_RATE = 0.0  # a project asks for controls (the demo: 0.1)
+DEFAULT_CONTROL_RATE = 0.0  # not asked: the project's rate (``question_control_rate``)
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import re
 from itertools import chain
 
@@ -90,3 +91,69 @@ PREFERENCES = {
     "appear_disappear": ("added_removed",),
     "replacement_size": ("direction", "entity"),
 }
+
+
+# Letters a reader (or OCR) confuses: a text negative changes one of them.
+LOOKALIKE = {
+    "a": "e",
+    "e": "a",
+    "i": "l",
+    "l": "i",
+    "o": "a",
+    "n": "m",
+    "m": "n",
+    "r": "n",
+    "u": "v",
+    "t": "f",
+    "c": "e",
+    "s": "z",
+    "d": "b",
+    "b": "d",
+    "g": "q",
+    "h": "n",
+}
+
+# Real words a quoted text may be replaced with (besides the other texts of the release):
+# a negative never reads as a misspelling, which would tell it from the truth.
+_WORD_LIST = """open close start stop entry exit north south east west water paper stone metal
+    light night river field house garden market school office station harbour bridge
+    tower castle forest island valley summer winter spring autumn morning evening
+    window door table chair letter number signal target record report system method
+    model sample result figure image region object colour surface border centre corner
+    circle square label marker values points cells stars seeds graph edge shape detail
+    level layer frame scale range limit total first second third final early later
+    inside outside above below before after under over small large black white green
+    orange purple silver golden yellow simple complex random normal global local sharp
+    structure direction detection resolution calibration distribution recognition measurement
+    background foreground threshold gradient boundary function operation transform component
+    classification reconstruction estimation processing smoothing filtering"""
+WORDS = tuple(_WORD_LIST.split())
+
+
+def word_variants(word: str, rng: random.Random) -> list[str]:
+    """Real words of about the text's length (the eight closest), cased like it."""
+    head, dash, tail = word.partition("-")  # "Region-based": another word before "-based"
+    if dash and len(head) < 3:  # "X-ray": no word to swap
+        return []
+    words = [w for w in WORDS if w != head.lower()]
+    rng.shuffle(words)
+    words.sort(key=lambda w: abs(len(w) - len(head)))  # stable: shuffled among equals
+    near = [w.capitalize() if head[:1].isupper() else w for w in words[:8]]
+    return [w + dash + tail for w in near]
+
+
+def text_variants(word: str, rng: random.Random) -> list[str]:
+    """Misreadings of a short text: one letter swapped for a look-alike, two neighbours
+    exchanged, one letter doubled or dropped — kept for callers that ask for misreadings;
+    release negatives use real words (``_word_variants``)."""
+    letters = [i for i, ch in enumerate(word) if ch.lower() in LOOKALIKE and i > 0]
+    variants = []
+    for i in letters:
+        new = LOOKALIKE[word[i].lower()]
+        variants.append(word[:i] + (new.upper() if word[i].isupper() else new) + word[i + 1 :])
+    for i in range(1, len(word) - 1):
+        if word[i].isalpha() and word[i + 1].isalpha() and word[i] != word[i + 1]:
+            variants.append(word[:i] + word[i + 1] + word[i] + word[i + 2 :])
+    rng.shuffle(variants)
+    unique = list(dict.fromkeys(v for v in variants if v.lower() != word.lower()))
+    return unique or [word + "s", word[:-1] if len(word) > 1 else word + word]

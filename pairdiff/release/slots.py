@@ -14,10 +14,12 @@ import functools
 import itertools
 import random
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-import numpy as np
+from pairdiff.release.question_words import WORDS as WORDS  # importable from here too
+from pairdiff.release.question_words import word_variants
+from pairdiff.release.slot_draws import weighted_order
 
 COLOURS = (
     "red",
@@ -85,8 +87,17 @@ SYNONYMS: dict[str, tuple[frozenset[str], ...]] = {
         "colour": "grey|gray|silver purple|violet|magenta cyan|teal|turquoise pink|magenta",
     }.items()
 }
-# The opposite of each event: "A galaxy grew larger" as a negative of "A galaxy appeared"
-# presupposes a galaxy that was not there.
+# Values of one kind that lie on different axes: "cooler" is no negative of "brighter" (it
+# changes another property, and reads as made up); a negative stays on the truth's axis.
+AXES: dict[str, tuple[frozenset[str], ...]] = {
+    "light": (frozenset(("brighter", "darker")), frozenset(("warmer", "cooler"))),
+    "tone": (frozenset(("warm", "cool")), frozenset(("faint", "strong"))),
+}
+# Kinds a negative never changes: "The galaxy on the left appeared" as a negative of "The
+# galaxy on the left disappeared" presupposes the galaxy it says was not there, and reads
+# as made up. What happened stays; where, which and how much change.
+FIXED_KINDS = frozenset(("event",))
+# The opposite of each event (the order swap turns one into the other).
 OPPOSITE_EVENT = {
     "appeared": "disappeared",
     "disappeared": "appeared",
@@ -130,8 +141,11 @@ def why_false(kind: str, truth: str, other: str) -> str:
     if kind in ("place", "heading"):
         shared = (set(a.split()) & set(b.split())) & _DIRECTION_WORDS
         return "" if shared else f"'{b}' shares no direction with the true '{a}'"
-    if kind == "event" and OPPOSITE_EVENT.get(a) not in (None, b):
+    if kind in FIXED_KINDS:
         return ""
+    for axis in AXES.get(kind, ()):
+        if (a in axis) != (b in axis):
+            return ""
     for group in SYNONYMS.get(kind, ()):
         if a.replace(" ", "_") in group and b.replace(" ", "_") in group:
             return ""
@@ -179,25 +193,6 @@ _ANGLE = re.compile(r"\b(?P<v>\d{1,3})(?=\s?(?:°|degrees?\b))")
 _COUNT = re.compile(r"\b(?P<v>\d{1,3})\b(?!\s?[x×]\s?\d)(?!%)")
 _NUMBER_WORDS = ("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
 _COUNT_WORD = re.compile(r"\b(?P<v>" + "|".join(_NUMBER_WORDS) + r")\b(?=\s+\w+s\b)", re.I)
-# Letters a reader (or OCR) confuses: a text negative changes one of them.
-_LOOKALIKE = {
-    "a": "e",
-    "e": "a",
-    "i": "l",
-    "l": "i",
-    "o": "a",
-    "n": "m",
-    "m": "n",
-    "r": "n",
-    "u": "v",
-    "t": "f",
-    "c": "e",
-    "s": "z",
-    "d": "b",
-    "b": "d",
-    "g": "q",
-    "h": "n",
-}
 _SCALES = (0.5, 0.75, 1.25, 1.5, 2.0, 0.6, 0.8)
 
 
@@ -291,7 +286,7 @@ def candidates(
             continue
         rng = random.Random(f"{seed}:{slot.kind}:{slot.value}")
         seen = prior.get(slot.kind, {})
-        drawn = _weighted_order(seen, rng, leave_out=_value_key(slot.value))
+        drawn = weighted_order(seen, rng, leave_out=_value_key(slot.value))
         made = [v for v in _alternatives(slot, rng) if _value_key(v) not in seen]
         # Lazily: the prior can hold thousands of values, and only the first few that fit
         # are used (each check is a regex search).
@@ -324,105 +319,6 @@ def candidates(
             sentences.add(plain)
             unique.append(c)
     return unique
-
-
-def _weighted_order(
-    counts: Mapping[str, int], rng: random.Random, *, leave_out: str = ""
-) -> Iterator[str]:
-    """Values (but ``leave_out``) in a seeded order where a value used n times is n times as
-    likely to come first (Efraimidis–Spirakis keys u ** (1/n), one ``rng.random()`` per value
-    in sorted order, largest key first). The draws are taken now, so ``rng`` moves on as if
-    each were made; the order is sorted only as far as it is read — a prior of thousands of
-    values is read for its first few, once per slot of every question."""
-    values, weights, position = _sorted_prior(counts)
-    if len(values) <= _SMALL_PRIOR:
-        return _weighted_order_small(values, weights, position, rng, leave_out)
-    keep = np.ones(len(values), dtype=bool)
-    if leave_out in position:
-        keep[position[leave_out]] = False
-    at = np.flatnonzero(keep)
-    keys = _draws(rng, len(at))
-    heavy = np.flatnonzero(weights[at] > 1)
-    if len(heavy):  # Python's own pow, as u ** (1 / n) always gave (numpy's may differ by an ulp)
-        pairs = zip(keys[heavy], weights[at][heavy], strict=True)
-        keys[heavy] = [float(u) ** (1 / int(n)) for u, n in pairs]
-    return _largest_first(keys, at, values)
-
-
-_SMALL_PRIOR = 64  # values below which plain Python orders a prior faster than numpy
-
-
-def _weighted_order_small(
-    values: list[str],
-    weights: np.ndarray,
-    position: Mapping[str, int],
-    rng: random.Random,
-    leave_out: str,
-) -> Iterator[str]:
-    """``_weighted_order`` of a small prior in plain Python: the same draws (one
-    ``rng.random()`` per value kept, in sorted order), the same keys, the same order."""
-    skip = position.get(leave_out, -1)
-    at = [i for i in range(len(values)) if i != skip]
-    keys = [rng.random() for _ in at]
-    for k, i in enumerate(at):
-        n = int(weights[i])
-        if n > 1:
-            keys[k] = keys[k] ** (1 / n)
-    order = sorted(range(len(at)), key=lambda k: (-keys[k], -at[k]))
-    return iter([values[at[k]] for k in order])
-
-
-def _largest_first(keys: np.ndarray, at: np.ndarray, values: list[str]) -> Iterator[str]:
-    """``values[at[i]]`` by key, largest first; equal keys, the later value first."""
-    head = min(len(keys), 32)
-    if head == 0:
-        return
-    cut = np.partition(keys, len(keys) - head)[len(keys) - head]
-    for part in (keys >= cut, keys < cut):
-        chosen = np.flatnonzero(part)
-        for i in chosen[np.lexsort((-at[chosen], -keys[chosen]))]:
-            yield values[at[i]]
-
-
-# Below this many draws Python's own generator is faster (about 40 ns a draw) than copying its
-# state into numpy's and back (about 1.5 ms: a new RandomState seeds itself from the OS).
-DRAWS_IN_PYTHON = 20_000
-
-
-def _draws(rng: random.Random, n: int) -> np.ndarray:
-    """``n`` calls of ``rng.random()`` at once: numpy's MT19937 from the same state gives the
-    same doubles, and ``rng`` is moved on past them."""
-    if n < DRAWS_IN_PYTHON:  # copying the generator's state costs more than these draws
-        return np.array([rng.random() for _ in range(n)], dtype=np.float64)
-    version, state, gauss = rng.getstate()
-    twister = np.random.RandomState()
-    twister.set_state(("MT19937", np.array(state[:-1], dtype=np.uint32), int(state[-1]), 0, 0.0))
-    out = twister.random_sample(n)
-    after = twister.get_state(legacy=True)
-    assert isinstance(after, tuple)  # legacy=True: (name, key, pos, has_gauss, gauss)
-    rng.setstate((version, (*after[1].tolist(), int(after[2])), gauss))
-    return out
-
-
-_PRIORS: dict[int, tuple[Mapping, tuple]] = {}
-
-
-def _sorted_prior(counts: Mapping[str, int]) -> tuple[list[str], np.ndarray, dict[str, int]]:
-    """The prior's values sorted, their counts, and each value's place: made once per prior
-    (kept for the few priors of the build in hand)."""
-    entry = _PRIORS.get(id(counts))
-    if entry is not None and entry[0] is counts and len(entry[1][0]) == len(counts):
-        return entry[1]
-    values = sorted(counts)
-    table = (
-        values,
-        np.array([counts[v] for v in values], dtype=np.int64),
-        {v: i for i, v in enumerate(values)},
-    )
-    if len(_PRIORS) >= 16:
-        _PRIORS.clear()
-    _PRIORS[id(counts)] = (counts, table)
-    return table
 
 
 @functools.lru_cache(maxsize=4096)
@@ -479,7 +375,7 @@ def _swap_kind(kind: str) -> str:
 def _alternatives(slot: Slot, rng: random.Random) -> list[str]:
     value = slot.value
     if slot.kind == "quoted":
-        return _word_variants(value, rng)
+        return word_variants(value, rng)
     if slot.kind == "resolution":
         m = _RESOLUTION.fullmatch(value)
         assert m is not None
@@ -497,8 +393,8 @@ def _alternatives(slot: Slot, rng: random.Random) -> list[str]:
         near = [v for v in (n - 30, n - 20, n + 15, n + 20, n + 30, n + 45) if 0 < v < 360]
         rng.shuffle(near)
         return [str(v) for v in near]
-    if slot.kind == "event":
-        return [OPPOSITE_EVENT[value.lower()]] if value.lower() in OPPOSITE_EVENT else []
+    if slot.kind in FIXED_KINDS:
+        return []
     if slot.kind == "count":
         n = int(value)
         near = [v for v in (n - 3, n - 2, n + 2, n + 3, n + 4) if v >= 2 and v != n]
@@ -513,52 +409,6 @@ def _alternatives(slot: Slot, rng: random.Random) -> list[str]:
     values = [v for v in GROUPS[slot.kind] if v not in (key, "gray")]
     rng.shuffle(values)
     return values
-
-
-# Real words a quoted text may be replaced with (besides the other texts of the release):
-# a negative never reads as a misspelling, which would tell it from the truth.
-_WORD_LIST = """open close start stop entry exit north south east west water paper stone metal
-    light night river field house garden market school office station harbour bridge
-    tower castle forest island valley summer winter spring autumn morning evening
-    window door table chair letter number signal target record report system method
-    model sample result figure image region object colour surface border centre corner
-    circle square label marker values points cells stars seeds graph edge shape detail
-    level layer frame scale range limit total first second third final early later
-    inside outside above below before after under over small large black white green
-    orange purple silver golden yellow simple complex random normal global local sharp
-    structure direction detection resolution calibration distribution recognition measurement
-    background foreground threshold gradient boundary function operation transform component
-    classification reconstruction estimation processing smoothing filtering"""
-WORDS = tuple(_WORD_LIST.split())
-
-
-def _word_variants(word: str, rng: random.Random) -> list[str]:
-    """Real words of about the text's length (the eight closest), cased like it."""
-    head, dash, tail = word.partition("-")  # "Region-based": another word before "-based"
-    if dash and len(head) < 3:  # "X-ray": no word to swap
-        return []
-    words = [w for w in WORDS if w != head.lower()]
-    rng.shuffle(words)
-    words.sort(key=lambda w: abs(len(w) - len(head)))  # stable: shuffled among equals
-    near = [w.capitalize() if head[:1].isupper() else w for w in words[:8]]
-    return [w + dash + tail for w in near]
-
-
-def _text_variants(word: str, rng: random.Random) -> list[str]:
-    """Misreadings of a short text: one letter swapped for a look-alike, two neighbours
-    exchanged, one letter doubled or dropped — kept for callers that ask for misreadings;
-    release negatives use real words (``_word_variants``)."""
-    letters = [i for i, ch in enumerate(word) if ch.lower() in _LOOKALIKE and i > 0]
-    variants = []
-    for i in letters:
-        new = _LOOKALIKE[word[i].lower()]
-        variants.append(word[:i] + (new.upper() if word[i].isupper() else new) + word[i + 1 :])
-    for i in range(1, len(word) - 1):
-        if word[i].isalpha() and word[i + 1].isalpha() and word[i] != word[i + 1]:
-            variants.append(word[:i] + word[i + 1] + word[i] + word[i + 2 :])
-    rng.shuffle(variants)
-    unique = list(dict.fromkeys(v for v in variants if v.lower() != word.lower()))
-    return unique or [word + "s", word[:-1] if len(word) > 1 else word + word]
 
 
 def _replace(text: str, edits: list[tuple[Slot, str]]) -> str:

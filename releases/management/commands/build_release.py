@@ -36,6 +36,13 @@ class Command(BaseCommand):
             "--swap-ab", action="store_true", help="50 %% A/B order-swap training augmentation"
         )
         parser.add_argument(
+            "--control-rate",
+            type=float,
+            default=0.0,
+            help="share of each split's pairs also asked as no-difference controls "
+            "(default: the project's setting)",
+        )
+        parser.add_argument(
             "--allow-baselines",
             action="store_true",
             help="build even if a text-only baseline beats the project's limit (override)",
@@ -58,9 +65,10 @@ class Command(BaseCommand):
                 strict_no_lead=kw["strict_no_lead"],
                 swap_ab=kw["swap_ab"],
                 allow_baselines=kw["allow_baselines"],
+                control_rate=kw["control_rate"],
             )
             release = release_register(project=found, name=name, plan=plan, options=options)
-        except (SplitPlanInvalid, ReleaseRefused) as exc:
+        except (SplitPlanInvalid, ReleaseRefused, ValueError) as exc:
             raise CommandError(str(exc)) from exc
         release = release_build(release.pk)
         if release.status != ReleaseStatus.READY:

@@ -1,0 +1,125 @@
+"""Questions outside twin groups: other pairs' truths as negatives, chosen by an iterated
+text-only adversary; well-formed, false negatives only (issue 25)."""
+
+from __future__ import annotations
+
+import re
+
+from pairdiff.release.adversarial import false_of, other_truths, template
+from pairdiff.release.question_set import question_set
+from pairdiff.release.records import benchmark_record
+from pairdiff.release.slots import find_slots
+from tests.pairdiff.test_release_question_set import _pair
+
+
+def _records(rows: list[tuple[str, str, str, str]]) -> list[dict]:
+    """(split, category, description, photo) → records; the photo is the content key's head."""
+    out = []
+    for i, (split, category, description, photo) in enumerate(rows, start=1):
+        pair = _pair(i, category, description)
+        record = benchmark_record(pair, split)
+        record["content_key"] = f"{photo}:{i}"
+        out.append(record)
+    return out
+
+
+def test_other_truths_are_false_by_a_slot_of_the_same_template_and_category():
+    records = _records(
+        [
+            ("test", "lighting", "A bright light now falls on the brick wall.", "p1"),
+            ("train", "lighting", "A shadow now falls on the brick wall.", "p2"),
+            ("train", "lighting", "A glare now falls on the brick wall.", "p3"),  # a synonym
+            ("train", "texture", "A shadow now falls on the brick wall.", "p4"),  # category
+            ("train", "lighting", "A shadow now falls on the stained tissue.", "p5"),
+            ("train", "lighting", "A bright light now falls on the gravel.", "p6"),
+            ("train", "lighting", "The whole image became darker.", "p7"),  # other kinds
+        ]
+    )
+    found: dict = {}
+    negatives = other_truths(records[0], records, found)
+    by_text = {n["text"]: n["made"] for n in negatives}
+    assert by_text["A shadow now falls on the brick wall."] == "other_truth"
+    assert "A glare now falls on the brick wall." not in by_text  # glare is bright light
+    # Another photo's truth with the same kinds of slot, one false: said in other words.
+    assert by_text["A shadow now falls on the stained tissue."] == "category_truth"
+    # The same value said of a thing this photo lacks: the value no longer tells the truth.
+    assert by_text["A bright light now falls on the gravel."] == "category_truth"
+    assert "The whole image became darker." not in by_text  # may be true of a bright light
+    truth = records[0]["description"]
+    for n in negatives:
+        if n["made"] == "other_truth":
+            assert false_of(truth, n["text"], found)
+            assert template(n["text"], find_slots(n["text"])) == template(truth, find_slots(truth))
+
+
+def test_no_event_and_no_other_axis_makes_a_negative():
+    found: dict = {}
+    assert not false_of(
+        "The galaxy on the left disappeared.", "The galaxy on the left appeared.", found
+    )
+    assert not false_of("The whole image became brighter.", "The whole image became cooler.", found)
+    assert false_of("The whole image became brighter.", "The whole image became darker.", found)
+
+
+def _galaxies() -> list[dict]:
+    places = ["on the left", "on the right", "in the centre", "at the top", "at the bottom"]
+    rows = []
+    for i, place in enumerate(places * 4):
+        split = ("train", "val", "test")[i % 3]
+        rows.append((split, "appear_disappear", f"The galaxy {place} disappeared.", f"g{i}"))
+    return _records(rows)
+
+
+def test_a_question_outside_groups_takes_other_pairs_truths_and_never_a_made_up_event():
+    records = _galaxies()
+    result = question_set(records, seed=3, verified={}, edited={})
+    outside = [r for r in result.rows if not r["twin_group"]]
+    assert outside  # one split of each place leaves singles
+    truths = {r["description"] for r in records}
+    for row in result.rows:
+        for n in row["negatives"]:
+            assert not re.search(r"\bappeared", n["text"])  # what disappeared never "appeared"
+            assert n["made"] != "fallback"
+    for row in outside:
+        made = {n["made"] for n in row["negatives"]}
+        assert made == {"other_truth"}, row["negatives"]
+        assert all(n["text"] in truths for n in row["negatives"])  # true of another pair
+        truth = row["options"][row["answer"]]
+        assert all(false_of(truth, n["text"], {}) for n in row["negatives"])
+
+
+def test_the_adversarial_filter_iterates_and_reports_its_rounds():
+    result = question_set(_galaxies(), seed=3, verified={}, edited={})
+    report = result.adversarial
+    assert report["questions"] == sum(1 for r in result.rows if not r["twin_group"])
+    assert 1 <= len(report["rounds"]) <= 5
+    assert report["made"].get("other_truth", 0) >= 2
+
+
+def test_a_question_without_two_well_formed_negatives_is_left_out():
+    """Nothing else in the release, and no slot to change but what happened: no question
+    (word-rule negatives such as "appeared" of what disappeared read as made up)."""
+    records = _records([("test", "appear_disappear", "The round mission patch disappeared.", "m")])
+    result = question_set(records, seed=1, verified={}, edited={})
+    assert not result.rows
+    assert result.left_out and "no question could be made" in result.left_out[0]["reason"]
+
+
+def test_a_group_of_two_takes_a_third_truth_from_another_split():
+    records = _records(
+        [
+            ("test", "lighting", "The whole image became brighter.", "a"),
+            ("test", "lighting", "The whole image became darker.", "a2"),
+            ("train", "lighting", "A shadow now falls on the brick wall.", "b"),
+            ("train", "lighting", "A bright light now falls on the brick wall.", "c"),
+        ]
+    )
+    result = question_set(records, seed=1, verified={}, edited={})
+    held = [r for r in result.rows if r["split"] == "test"]
+    assert len(held) == 2 and held[0]["twin_group"] == held[1]["twin_group"] is not None
+    assert held[0]["options"] == held[1]["options"]
+    assert held[0]["answer"] != held[1]["answer"]
+    # The third: a local edit of another photo, false of both (never "cooler" or "warmer").
+    third = set(held[0]["options"].values()) - {r["description"] for r in records[:2]}
+    assert third & {r["description"] for r in records[2:]}
+    assert not any("cooler" in t or "warmer" in t for t in held[0]["options"].values())
