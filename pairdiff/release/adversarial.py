@@ -181,7 +181,14 @@ def adversarial(
     return current, report
 
 
-def _candidates(record, pool, by_template, prior, slots_of, seed) -> list[dict]:
+def _candidates(
+    record: Mapping,
+    pool: Sequence[Mapping],
+    by_template: dict[tuple[str, str], list[Mapping]],
+    prior: Prior,
+    slots_of: dict[str, list[Slot]],
+    seed: int,
+) -> list[dict]:
     """Every negative ``record`` may take, best kind first: other truths, then rewrites."""
     found = other_truths(record, pool, slots_of, by_template=by_template)
     text = " ".join(record["description"].split())
@@ -218,7 +225,14 @@ _TIER = {
 }
 
 
-def _pick(record, pool, negatives, models, outside, seed) -> list[dict]:
+def _pick(
+    record: Mapping,
+    pool: list[dict] | None,
+    negatives: list[dict],
+    models: list[NaiveBayes],
+    outside: NaiveBayes | None,
+    seed: int,
+) -> list[dict]:
     """The two candidates the models find most like truths, from the best kind that has
     two (a kind is mixed in only when the one before has too few); fewer than two when
     the pool and the record's own slot rewrites have fewer (the question is left out)."""
@@ -240,12 +254,16 @@ def _pick(record, pool, negatives, models, outside, seed) -> list[dict]:
     ]
 
 
-def _score(text, record, models, outside, seed) -> float:
+def _score(
+    text: str, record: Mapping, models: list[NaiveBayes], outside: NaiveBayes | None, seed: int
+) -> float:
     score = models[_fold(record["pair_id"], seed)].score(text)
     return score + (outside.score(text) if outside is not None else 0.0)
 
 
-def _fit_folds(free, twin_rows, seed) -> list[NaiveBayes]:
+def _fit_folds(
+    free: Sequence[tuple[Mapping, list[dict]]], twin_rows: Sequence[Mapping], seed: int
+) -> list[NaiveBayes]:
     examples: list[list[tuple[str, bool]]] = [[] for _ in range(FOLDS)]
     for row in twin_rows:
         examples[_fold(row.get("pair_id"), seed)] += _examples([row])
@@ -259,19 +277,22 @@ def _fit_folds(free, twin_rows, seed) -> list[NaiveBayes]:
     ]
 
 
-def _best_accuracy(free, models, outside, seed) -> float:
+def _best_accuracy(
+    free: Sequence[tuple[Mapping, list[dict]]],
+    models: list[NaiveBayes],
+    outside: NaiveBayes | None,
+    seed: int,
+) -> float:
     """The share of ``free`` the better of the cross-fitted and the outside model answers."""
     if not free:
         return 0.0
     best = 0.0
-    for use_outside in (False, True) if outside is not None else (False,):
+    for fixed in (None, outside) if outside is not None else (None,):
         right = 0.0
         for record, negatives in free:
             options = [record["description"], *(n["text"] for n in negatives)]
-            if use_outside:
-                scores = [outside.score(o) for o in options]
-            else:
-                scores = [models[_fold(record["pair_id"], seed)].score(o) for o in options]
+            model = fixed or models[_fold(record["pair_id"], seed)]
+            scores = [model.score(o) for o in options]
             top = [i for i, s in enumerate(scores) if s == max(scores)]
             right += (1 / len(top)) if 0 in top else 0.0
         best = max(best, right / len(free))
@@ -288,7 +309,7 @@ def _examples(rows: Sequence[Mapping]) -> list[tuple[str, bool]]:
     return out
 
 
-def _made(free) -> dict[str, int]:
+def _made(free: Sequence[tuple[Mapping, list[dict]]]) -> dict[str, int]:
     counts: dict[str, int] = {}
     for _, negatives in free:
         for n in negatives:
@@ -296,7 +317,7 @@ def _made(free) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
-def _negative(text: str, why: str, made: str, pair_id) -> dict:
+def _negative(text: str, why: str, made: str, pair_id: object) -> dict:
     slot = why.split(":", 1)[0] if made == "other_truth" else "sentence"
     return {"text": text, "slot": slot, "why": f"{why}; the truth of pair {pair_id}", "made": made}
 
@@ -311,5 +332,5 @@ def _photo(record: Mapping) -> str:
     return str(record.get("content_key") or "").split(":")[0]
 
 
-def _fold(pair_id, seed: int) -> int:
+def _fold(pair_id: object, seed: int) -> int:
     return hashlib.sha256(f"{seed}:fold:{pair_id}".encode()).digest()[0] % FOLDS

@@ -355,7 +355,13 @@ def _neighbour_truth(group: TwinGroup, records: Sequence[Mapping], *, seed: int)
     return found[0][1] if found else None
 
 
-def _derive(record, derived, entity_pool, prior, slots_of) -> tuple[list, str]:
+def _derive(
+    record: Mapping,
+    derived: Mapping[int, tuple[list, str] | ValueError] | None,
+    entity_pool: Sequence[str],
+    prior: Prior | None,
+    slots_of: dict[str, list[Slot]] | None,
+) -> tuple[list, str]:
     pid = record["pair_id"]
     if derived is not None and pid in derived:
         done = derived[pid]
@@ -365,7 +371,7 @@ def _derive(record, derived, entity_pool, prior, slots_of) -> tuple[list, str]:
     return question_negatives(record, entity_pool=entity_pool, prior=prior, slots_of=slots_of)
 
 
-def _row(record: Mapping, item: Mapping, negatives: list[dict], *, twin_group) -> dict:
+def _row(record: Mapping, item: Mapping, negatives: list[dict], *, twin_group: str | None) -> dict:
     return {
         "id": record["id"],
         "pair_id": record["pair_id"],

@@ -10,10 +10,10 @@ from console.forms import ProjectForm
 from pairdiff.release.options import ReleaseOptions
 from projects.creating import project_create
 from projects.models import Preset
-from review.models import Release
-from review.releases import release_options
-from tests.annotator.test_manage import _settings_data
+from releases.building import release_options
+from releases.models import Release
 from tests.conftest import PASSWORD
+from tests.console.helpers import _settings_data
 
 
 def test_a_new_project_asks_for_controls_at_ten_percent(db):
