@@ -227,3 +227,33 @@ def test_the_shortcuts_show_the_plus_key_and_entity_fields_fit_a_label(
         field = page.locator(f"[data-input=entity_{side}]").first
         field.fill("spacesuit sleeve")
         assert field.evaluate("e => e.scrollWidth <= e.clientWidth"), side
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_running_job_s_stop_button_is_styled_like_the_app_s(page: Page, project, lead, scheme):
+    """It was the browser's bare button (its own font, glued under the progress bar)."""
+    from jobs.lifecycle import job_create
+    from jobs.models import JobKind, JobStatus
+
+    job = job_create(kind=JobKind.PREANNOTATE, project=project, params={"backend": "pixeldiff"})
+    job.status = JobStatus.RUNNING
+    job.save(update_fields=["status"])
+    page.emulate_media(color_scheme=scheme)
+    log_in(page, "lead")
+    url = reverse("annotator:job", args=[job.pk])
+    page.goto(url)
+    # The section polls every second and is swapped whole: hold it still to measure it.
+    page.route(f"**{url}", lambda route: route.abort())
+    stop = page.locator("button:text-is('Stop this job')")
+    expect(stop).to_be_visible()
+    _readable(page, "button:text-is('Stop this job')")
+    body_font = page.locator("body").evaluate("e => getComputedStyle(e).fontFamily")
+    expect(stop).to_have_css("font-family", body_font)
+    if scheme == "dark":  # the bar's empty track is no white stripe on the dark card
+        track = page.locator("#job-progress .bar").evaluate(
+            "e => getComputedStyle(e).backgroundColor.match(/\\d+/g).slice(0, 3).map(Number)"
+        )
+        assert max(track) < 100, track
+    bar, button = page.locator("#job-progress .bar").bounding_box(), stop.bounding_box()
+    assert bar is not None and button is not None
+    assert button["y"] - (bar["y"] + bar["height"]) >= 8  # not glued to the bar
