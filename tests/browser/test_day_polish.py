@@ -240,7 +240,7 @@ def test_a_running_job_s_stop_button_is_styled_like_the_app_s(page: Page, projec
     job.save(update_fields=["status"])
     page.emulate_media(color_scheme=scheme)
     log_in(page, "lead")
-    url = reverse("annotator:job", args=[job.pk])
+    url = reverse("console:job", args=[job.pk])
     page.goto(url)
     # The section polls every second and is swapped whole: hold it still to measure it.
     page.route(f"**{url}", lambda route: route.abort())
