@@ -9,7 +9,7 @@ from rest_framework import generics
 from accounts.users import User
 from annotator import selectors
 from annotator.models import PairStatus
-from annotator.pair_counts import pair_counts_of
+from annotator.pair_counts import StatusCounts, pair_counts_of, pair_counts_read
 from api.serializers import ErrorSerializer, ProjectSerializer
 from projects import access
 from projects.models import Project, Role
@@ -17,11 +17,11 @@ from review.figures import figures_of
 from review.standing import accepted_breakdown
 
 
-def _status_counts(project: Project, role: Role | None) -> dict:
+def _status_counts(project: Project, role: Role | None, counted: StatusCounts | None) -> dict:
     """Pairs by status; annotators get the total only: how many pairs were accepted, disputed
     or rejected is a verdict they are blind to. On a large project the counts are the stored
     ones (annotator.pair_counts) and ``counted_at`` says when; null: counted now."""
-    counted = pair_counts_of(project)
+    counted = counted or pair_counts_of(project)
     at = counted.counted_at.isoformat() if counted.counted_at else None
     if not access.role_may(role, access.Action.SEE_VERDICTS):
         return {"pairs": counted.total, "counted_at": at}
@@ -53,13 +53,21 @@ class _ProjectMixin(_ViewBase):
         roles = selectors.roles_by_project(self._caller())
         return context | {
             "roles": roles,
-            "counts": lambda project: _status_counts(project, roles.get(project.pk)),
+            "counts": lambda project: _status_counts(
+                project, roles.get(project.pk), getattr(self, "counted", {}).get(project.pk)
+            ),
         }
 
 
 @extend_schema(responses={200: ProjectSerializer(many=True), 404: ErrorSerializer})  # 404: bad page
 class ProjectList(_ProjectMixin, generics.ListAPIView):
     """Projects the caller belongs to, with pair counts by status."""
+
+    def paginate_queryset(self, queryset):
+        page = super().paginate_queryset(queryset)
+        # The page's pairs per status in two queries, whatever the number of projects.
+        self.counted = pair_counts_read(page if page is not None else queryset)
+        return page
 
 
 @extend_schema(responses={200: ProjectSerializer, 404: ErrorSerializer})

@@ -109,7 +109,8 @@ def test_the_query_count_is_pinned(
     seed(project, annotator_1, annotator_2, django_capture_on_commit_callbacks)
     client = _client(lead)
 
-    with django_assert_num_queries(9):  # project with the role, eight figures (drafts kept)
+    # project with the role, eight figures (drafts kept), stored pair counts (none: small)
+    with django_assert_num_queries(10):
         response = client.get(URL)
 
     assert response.status_code == 200

@@ -211,8 +211,9 @@ def test_the_page_shows_the_figures_to_a_lead(
 ):
     client.force_login(lead)
 
-    # session, user, project, role, seven figures, the screening events
-    with django_assert_max_num_queries(13):
+    # session, user, project, role, seven figures, the screening events, and whether the
+    # project has stored pair counts (issue 28: large projects read them)
+    with django_assert_max_num_queries(14):
         response = client.get("/review/cars/dashboard/")
 
     assert response.status_code == 200
@@ -235,8 +236,8 @@ def test_the_query_count_does_not_grow_with_the_project(
 ):
     seed(project, annotator_1, annotator_2, django_capture_on_commit_callbacks)
     client.force_login(lead)
-    # project+role, screening, Disputes tab, the assists behind "Drafts kept"
-    with django_assert_num_queries(13) as small:
+    # project+role, screening, Disputes tab, the assists behind "Drafts kept", stored counts?
+    with django_assert_num_queries(14) as small:
         client.get("/review/cars/dashboard/")
 
     for _ in range(3):
