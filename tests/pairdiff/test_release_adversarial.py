@@ -96,13 +96,25 @@ def test_the_adversarial_filter_iterates_and_reports_its_rounds():
     assert report["made"].get("other_truth", 0) >= 2
 
 
-def test_a_question_without_two_well_formed_negatives_is_left_out():
-    """Nothing else in the release, and no slot to change but what happened: no question
-    (word-rule negatives such as "appeared" of what disappeared read as made up)."""
+def test_a_question_with_nothing_better_keeps_the_word_rule_negatives_and_says_so():
+    """Nothing else in the release, and no slot to change but what happened: the question is
+    still asked (no question lost), with the older word-rule negatives, counted as such."""
     records = _records([("test", "appear_disappear", "The round mission patch disappeared.", "m")])
     result = question_set(records, seed=1, verified={}, edited={})
-    assert not result.rows
-    assert result.left_out and "no question could be made" in result.left_out[0]["reason"]
+    [row] = result.rows
+    assert not result.left_out
+    assert result.sources["fallback"] == 1 and result.adversarial["made"] == {"fallback": 2}
+
+
+def test_a_rewrite_or_another_truth_comes_before_a_word_rule():
+    records = _records(
+        [
+            ("test", "attribute", "The patch changed from red to blue.", "m"),
+            ("test", "appear_disappear", "The round mission patch disappeared.", "n"),
+        ]
+    )
+    result = question_set(records, seed=1, verified={}, edited={})
+    assert result.sources == {"derived": 1, "fallback": 1}  # word rules only where nothing else
 
 
 def test_a_group_of_two_takes_a_third_truth_from_another_split():
