@@ -238,7 +238,9 @@ def test_an_import_whose_worker_is_killed_keeps_whole_pairs_once_and_fails_retri
     manifest, images = _import_upload(30)  # batches of 25 rows are committed one by one
     job = import_queue(project=project, manifest=manifest, images=images, user=lead)
 
-    _wait(lambda: Pair.objects.filter(project=project).count() >= 25, "the first batch", 90)
+    # The batch's rows commit a moment before its progress is written: wait for the progress,
+    # so the kill falls in the second batch, not between the first one's two writes.
+    _wait(lambda: Job.objects.get(pk=job.pk).done >= 25, "the first batch", 90)
     workers.kill(slow)  # during the second batch: its files are being written
 
     job.refresh_from_db()
