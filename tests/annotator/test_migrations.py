@@ -5,10 +5,9 @@ PostgreSQL alike)."""
 from __future__ import annotations
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from annotator.models import GoldAnswer, Pair
+from tests.migrating import latest, migrate_to, sql_of
 
 BEFORE_THE_MOVE = [
     ("annotator", "0017_pair_list_indexes"),
@@ -16,20 +15,10 @@ BEFORE_THE_MOVE = [
 ]
 
 
-def _migrate(targets) -> MigrationExecutor:
-    executor = MigrationExecutor(connection)
-    executor.migrate(targets)
-    return MigrationExecutor(connection)  # a fresh loader sees what is applied now
-
-
-def _latest() -> list[tuple[str, str]]:
-    return MigrationExecutor(connection).loader.graph.leaf_nodes()
-
-
 @pytest.mark.django_db(transaction=True)
 def test_gold_answers_made_before_the_move_are_read_through_the_new_model():
     try:
-        executor = _migrate(BEFORE_THE_MOVE)
+        executor = migrate_to(BEFORE_THE_MOVE)
         # The other apps stay at their latest: the old models as the database has them now.
         old = executor.loader.project_state(list(executor.loader.applied_migrations)).apps
         user = old.get_model("auth", "User").objects.create(username="lead")
@@ -57,7 +46,7 @@ def test_gold_answers_made_before_the_move_are_read_through_the_new_model():
             pair=pair, changes=known, source="synthetic", created_by=user
         )
     finally:
-        _migrate(_latest())
+        migrate_to(latest())
 
     moved = GoldAnswer.objects.get(pk=gold.pk)
     assert (moved.changes, moved.source, moved.created_by.username) == (known, "synthetic", "lead")
@@ -83,13 +72,8 @@ def test_gold_answers_made_before_the_move_are_read_through_the_new_model():
 
 @pytest.mark.django_db(transaction=True)
 def test_the_move_changes_no_table():
-    executor = MigrationExecutor(connection)
     moves = [("annotator", "0018_goldanswer_moved_in"), ("review", "0009_goldanswer_moved_out")]
     for app, name in moves:
-        migration = executor.loader.get_migration(app, name)
-        state = executor.loader.project_state((app, name), at_end=False)
-        with connection.schema_editor(collect_sql=True, atomic=False) as editor:
-            migration.apply(state, editor, collect_sql=True)
-        statements = [sql for sql in editor.collected_sql if not sql.startswith("--")]
+        statements = sql_of(app, name)
         assert statements == [], f"{app}.{name} writes to the database"
     assert GoldAnswer._meta.db_table == "review_goldanswer"

@@ -4,12 +4,11 @@ before the move migrates forward with every row still there (SQLite and PostgreS
 from __future__ import annotations
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from annotator.models import Pair
 from jobs.models import Job, JobKind, JobStatus
 from projects.models import Membership, Project, Role
+from tests.migrating import latest, migrate_to, sql_of
 
 BEFORE_THE_MOVE = [
     ("annotator", "0011_idempotency_key_digest"),
@@ -19,20 +18,10 @@ BEFORE_THE_MOVE = [
 ]
 
 
-def _migrate(targets) -> MigrationExecutor:
-    executor = MigrationExecutor(connection)
-    executor.migrate(targets)
-    return MigrationExecutor(connection)  # a fresh loader sees what is applied now
-
-
-def _latest() -> list[tuple[str, str]]:
-    return MigrationExecutor(connection).loader.graph.leaf_nodes()
-
-
 @pytest.mark.django_db(transaction=True)
 def test_rows_made_before_the_move_are_read_through_the_new_models():
     try:
-        executor = _migrate(BEFORE_THE_MOVE)
+        executor = migrate_to(BEFORE_THE_MOVE)
         old = executor.loader.project_state(BEFORE_THE_MOVE[:2]).apps
         user = old.get_model("auth", "User").objects.create(username="lead")
         project = old.get_model("annotator", "Project").objects.create(
@@ -60,7 +49,7 @@ def test_rows_made_before_the_move_are_read_through_the_new_models():
             format_b="png",
         )
     finally:
-        _migrate(_latest())
+        migrate_to(latest())
 
     moved = Project.objects.get(pk=project.pk)
     assert (moved.slug, moved.name, moved.category_slugs) == ("cars", "Cars", ["add"])
@@ -82,7 +71,6 @@ def test_rows_made_before_the_move_are_read_through_the_new_models():
 
 @pytest.mark.django_db(transaction=True)
 def test_the_move_changes_no_table():
-    executor = MigrationExecutor(connection)
     moves = [
         ("projects", "0001_initial"),
         ("jobs", "0001_initial"),
@@ -90,11 +78,7 @@ def test_the_move_changes_no_table():
         ("annotator", "0012_project_membership_job_moved_out"),
     ]
     for app, name in moves:
-        migration = executor.loader.get_migration(app, name)
-        state = executor.loader.project_state((app, name), at_end=False)
-        with connection.schema_editor(collect_sql=True, atomic=False) as editor:
-            migration.apply(state, editor, collect_sql=True)
-        statements = [sql for sql in editor.collected_sql if not sql.startswith("--")]
+        statements = sql_of(app, name)
         assert statements == [], f"{app}.{name} writes to the database"
     assert {Project._meta.db_table, Membership._meta.db_table, Job._meta.db_table} == {
         "annotator_project",

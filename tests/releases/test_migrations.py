@@ -5,8 +5,6 @@ PostgreSQL alike)."""
 from __future__ import annotations
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from annotator.models import Pair
 from jobs.models import Job
@@ -19,6 +17,7 @@ from releases.models import (
     ReleaseRecord,
     ReleaseStatus,
 )
+from tests.migrating import latest, migrate_to, sql_of
 
 BEFORE_THE_MOVE = [
     ("review", "0008_project_figures_pair_difficulty"),
@@ -26,22 +25,12 @@ BEFORE_THE_MOVE = [
 ]
 
 
-def _migrate(targets) -> MigrationExecutor:
-    executor = MigrationExecutor(connection)
-    executor.migrate(targets)
-    return MigrationExecutor(connection)  # a fresh loader sees what is applied now
-
-
-def _latest() -> list[tuple[str, str]]:
-    return MigrationExecutor(connection).loader.graph.leaf_nodes()
-
-
 @pytest.mark.django_db(transaction=True)
 def test_rows_made_before_the_move_are_read_through_the_new_models():
     try:
-        executor = _migrate(BEFORE_THE_MOVE)
+        executor = migrate_to(BEFORE_THE_MOVE)
         # The other apps stay migrated: their models as they are now, review's before the move.
-        others = [leaf for leaf in _latest() if leaf[0] not in ("review", "releases")]
+        others = [leaf for leaf in latest() if leaf[0] not in ("review", "releases")]
         old = executor.loader.project_state([*others, BEFORE_THE_MOVE[0]]).apps
         user = old.get_model("auth", "User").objects.create(username="lead")
         project = old.get_model("projects", "Project").objects.create(
@@ -104,7 +93,7 @@ def test_rows_made_before_the_move_are_read_through_the_new_models():
             created_by=user,
         )
     finally:
-        _migrate(_latest())
+        migrate_to(latest())
 
     moved = Release.objects.get(pk=release.pk)
     assert (moved.name, moved.version, moved.status, moved.plan) == (
@@ -143,14 +132,9 @@ def test_rows_made_before_the_move_are_read_through_the_new_models():
 
 @pytest.mark.django_db(transaction=True)
 def test_the_move_changes_no_table():
-    executor = MigrationExecutor(connection)
     moves = [("releases", "0001_initial"), ("review", "0010_release_models_moved_out")]
     for app, name in moves:
-        migration = executor.loader.get_migration(app, name)
-        state = executor.loader.project_state((app, name), at_end=False)
-        with connection.schema_editor(collect_sql=True, atomic=False) as editor:
-            migration.apply(state, editor, collect_sql=True)
-        statements = [sql for sql in editor.collected_sql if not sql.startswith("--")]
+        statements = sql_of(app, name)
         assert statements == [], f"{app}.{name} writes to the database"
     assert {
         model._meta.db_table for model in (Release, ReleaseRecord, QuestionEdit, Evaluation)
