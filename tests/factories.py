@@ -6,10 +6,11 @@ import io
 import itertools
 import zipfile
 
+from annotator.intake.gold import gold_answer_set
 from annotator.models import Pair
 from annotator.services import PairInput, pair_create
 from projects.models import Project
-from tests.images import distinct_pair, encode, photo
+from tests.images import distinct_pair, edited_pair, encode, photo
 
 _offsets = itertools.count()
 
@@ -66,3 +67,24 @@ def zip_of(files: dict[str, bytes]) -> bytes:
         for name, content in files.items():
             archive.writestr(name, content)
     return out.getvalue()
+
+
+def make_gold_car_pair(project: Project) -> Pair:
+    """A real edited photo pair ("car-1") whose known answer is one attribute change: the patch
+    turned blue."""
+    a, b = edited_pair()
+    pair = pair_create(project=project, pair_input=PairInput(a, b, external_id="car-1"))
+    gold_answer_set(
+        pair=pair,
+        changes=[
+            {
+                "category": "attribute",
+                "description": "The patch turned blue.",
+                "entity_a": "patch",
+                "entity_b": "patch",
+                "boxes_a": [[20, 10, 40, 30]],
+                "boxes_b": [[20, 10, 40, 30]],
+            }
+        ],
+    )
+    return pair

@@ -4,32 +4,14 @@ import re
 import pytest
 from django.urls import reverse
 
-from annotator.intake.gold import gold_answer_set
 from annotator.models import Assignment, Pair, Prediction
-from annotator.services import PairInput, pair_create
 from tests.conftest import PASSWORD
-from tests.factories import answer, make_pair
-from tests.images import edited_pair
+from tests.factories import answer, make_gold_car_pair, make_pair
 
 
 @pytest.fixture
 def pair(project):
-    a, b = edited_pair()
-    pair = pair_create(project=project, pair_input=PairInput(a, b, external_id="car-1"))
-    gold_answer_set(
-        pair=pair,
-        changes=[
-            {
-                "category": "attribute",
-                "description": "The patch turned blue.",
-                "entity_a": "patch",
-                "entity_b": "patch",
-                "boxes_a": [[20, 10, 40, 30]],
-                "boxes_b": [[20, 10, 40, 30]],
-            }
-        ],
-    )
-    return pair
+    return make_gold_car_pair(project)
 
 
 def _client(client, user):
