@@ -7,6 +7,7 @@ from typing import Any
 from django.urls import reverse
 
 from annotator.models import Annotation, Defect, Pair
+from pairdiff.agreement import COMPARED
 from review.models import Resolution
 from review.selectors import disputes_queue
 
@@ -44,7 +45,7 @@ def adjudication_context(pair: Pair) -> dict:
     if agreement is not None:
         annotations = [agreement.annotation_1, agreement.annotation_2]
     else:
-        annotations = list(pair.annotations.order_by("created_at", "id")[:2])
+        annotations = list(pair.annotations.order_by("created_at", "id")[:COMPARED])
     resolutions = list(pair.resolutions.select_related("lead"))
     latest = resolutions[-1] if resolutions else None
     consensus = agreement.consensus if agreement else None

@@ -17,6 +17,7 @@ from functools import cache
 
 from annotator.models import Annotation, Change, Pair
 from config import rows
+from pairdiff.agreement import COMPARED
 from projects.models import Project
 from review.models import Resolution
 
@@ -38,12 +39,13 @@ def pair_locked(vendor: str, locks: bool) -> str:
 
 @cache
 def first_annotations(vendor: str) -> str:
-    """The pair's first two annotations, each joined to its changes (a row with NULL change
-    columns for an annotation without any), in order (parameter: the pair's id)."""
+    """The pair's first COMPARED annotations, each joined to its changes (a row with NULL
+    change columns for an annotation without any), in order (parameter: the pair's id)."""
     a, c, qn = rows.qn("a"), rows.qn("c"), rows.qn
     first_two = (
         f"SELECT {rows.columns(Annotation)} FROM {rows.table(Annotation)} "
-        f"WHERE {qn('pair_id')} = %s ORDER BY {qn('created_at')} ASC, {qn('id')} ASC LIMIT 2"
+        f"WHERE {qn('pair_id')} = %s ORDER BY {qn('created_at')} ASC, {qn('id')} ASC "
+        f"LIMIT {COMPARED}"
     )
     return (
         f"SELECT {rows.columns(Annotation, 'a')}, {rows.columns(Change, 'c')} "
