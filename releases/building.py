@@ -133,7 +133,9 @@ def release_options(*, project: Project, options: ReleaseOptions | None) -> Rele
         swap_ab=asked.swap_ab,
         baseline_limit=project.question_baseline_limit,
         allow_baselines=asked.allow_baselines,
-        control_rate=asked.control_rate or project.question_control_rate,
+        control_rate=(
+            project.question_control_rate if asked.control_rate is None else asked.control_rate
+        ),
     )
 
 

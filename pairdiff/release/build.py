@@ -146,7 +146,7 @@ def release_files(
         # The adversary's classifier trained on other releases: the project's earlier ones.
         reference=[q["row"] for q in previous.questions.values() if q.get("row")],
         controls=control_items(
-            records, rate=options.control_rate, seed=plan.seed, published=previous.controls
+            records, rate=options.control_rate or 0.0, seed=plan.seed, published=previous.controls
         ),
     )
     training = training_set(records, seed=plan.seed, swap_ab=options.swap_ab)

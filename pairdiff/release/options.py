@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from pairdiff.release.records import ReleasePair
 
 DEFAULT_BASELINE_LIMIT = 0.4
-DEFAULT_CONTROL_RATE = 0.0  # not asked: the project's rate (``question_control_rate``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,12 +23,14 @@ class ReleaseOptions:
     swap_ab: bool = False
     baseline_limit: float = DEFAULT_BASELINE_LIMIT
     allow_baselines: bool = False
-    control_rate: float = DEFAULT_CONTROL_RATE  # no-change control questions per record
+    # No-change control questions per record; None: not asked, the project's rate
+    # (``question_control_rate``). A release stores its resolved rate; none stored is 0.
+    control_rate: float | None = None
 
     def __post_init__(self) -> None:
         if not 0 <= self.baseline_limit <= 1:
             raise ValueError(f"baseline limit {self.baseline_limit} must lie in [0, 1]")
-        if not 0 <= self.control_rate <= 0.5:
+        if self.control_rate is not None and not 0 <= self.control_rate <= 0.5:
             raise ValueError(f"control rate {self.control_rate} must lie in [0, 0.5]")
 
     def as_json(self) -> dict:
@@ -52,7 +53,7 @@ class ReleaseOptions:
             swap_ab=bool(data.get("swap_ab", False)),
             baseline_limit=float(data.get("baseline_limit", DEFAULT_BASELINE_LIMIT)),
             allow_baselines=bool(data.get("allow_baselines", False)),
-            control_rate=float(data.get("control_rate", DEFAULT_CONTROL_RATE)),
+            control_rate=None if data.get("control_rate") is None else float(data["control_rate"]),
         )
 
 

@@ -26,6 +26,13 @@ def test_a_new_project_asks_for_controls_at_ten_percent(db):
     assert release_options(project=project, options=None).control_rate == 0.0
 
 
+def test_a_release_may_ask_for_no_controls_where_the_project_has_some(db):
+    project = project_create(slug="bikes", name="Bikes", preset=Preset.MINCU)
+    asked = release_options(project=project, options=ReleaseOptions(control_rate=0.0))
+    assert asked.control_rate == 0.0
+    assert release_options(project=project, options=ReleaseOptions()).control_rate == 0.1
+
+
 @pytest.mark.parametrize(("value", "valid"), [("-1", False), ("20", True), ("50.5", False)])
 def test_the_settings_form_takes_a_control_percent(project, value, valid):
     form = ProjectForm(_settings_data(control_percent=value))

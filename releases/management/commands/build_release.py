@@ -38,7 +38,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--control-rate",
             type=float,
-            default=0.0,
+            default=None,
             help="share of each split's pairs also asked as no-difference controls "
             "(default: the project's setting)",
         )
