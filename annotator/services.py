@@ -3,7 +3,7 @@ through here."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -136,9 +136,15 @@ def pairs_find_duplicates(*, project: Project, checked: Sequence[CheckedPair]) -
 
 
 def pairs_store(
-    *, project: Project, checked: Sequence[CheckedPair], actor=None, job: Job | None = None
+    *,
+    project: Project,
+    checked: Sequence[CheckedPair],
+    actor=None,
+    job: Job | None = None,
+    on_rows: Callable[[], None] | None = None,
 ) -> list[Pair]:
-    """Write the images and the rows of already-checked pairs, all or nothing.
+    """Write the images and the rows of already-checked pairs, all or nothing. ``on_rows`` runs
+    inside the rows' transaction (an import's progress: it never lags what is stored).
 
     Files are content-addressed, so the same image shared by many pairs is stored once; they are
     written by a few threads (S3 is a round trip per file), then the rows in one transaction of
@@ -163,6 +169,8 @@ def pairs_store(
                     for p in pairs
                 ]
             )
+            if on_rows is not None:
+                on_rows()
     except BaseException:
         for name in written:
             default_storage.delete(name)

@@ -94,9 +94,10 @@ def pairs_import(
         categories=project.category_slugs,
     )
 
-    def run(batch: list[ManifestRow]) -> None:
+    def run(batch: list[ManifestRow], stored: Callable[[], None]) -> None:
         outcomes = checker.outcomes(batch)
-        _store_batch(project, _accept(project, batch, outcomes, seen, report), actor, job, report)
+        accepted = _accept(project, batch, outcomes, seen, report)
+        _store_batch(project, accepted, actor, job, report, stored)
 
     with checker:
         return import_batches(
@@ -117,21 +118,24 @@ def import_batches(
     report: R,
     items: list,
     source: ImageSource,
-    run: Callable[[list], None],
+    run: Callable[[list, Callable[[], None]], None],
     done_before: int,
     progress: Progress | None,
     summary: Callable[[R], str],
 ) -> R:
     """``run`` over ``items`` in batches of BATCH_SIZE with the source open, reporting progress
-    on the job; the job ends failed with what was done if anything raises, else succeeded."""
+    on the job; the job ends failed with what was done if anything raises, else succeeded.
+    ``run(batch, stored)`` calls ``stored`` inside the transaction that stores the batch's
+    rows, so a process killed between the two never leaves a job saying less than it kept."""
     job_start(job, total=report.rows)
     done = done_before
     try:
         with source:
             for batch in batches(items):
-                run(batch)
-                done += len(batch)
-                job_progress(job, done=done)
+                after = done + len(batch)
+                run(batch, lambda after=after: job_progress(job, done=after))
+                done = after
+                job_progress(job, done=done)  # also when the batch stored no row
                 if progress:
                     progress(done, report.rows)
     except BaseException as exc:
@@ -213,11 +217,13 @@ def _store_batch(
     actor,
     job: Job,
     report: ImportReport,
+    stored: Callable[[], None],
 ) -> None:
     if not batch:
         return
+    checked = [c for _, c in batch]
     try:
-        pairs = pairs_store(project=project, checked=[c for _, c in batch], actor=actor, job=job)
+        pairs = pairs_store(project=project, checked=checked, actor=actor, job=job, on_rows=stored)
     except DB_UNAVAILABLE:
         raise  # the database is gone, not a row: the job fails and says so
     except DatabaseError:

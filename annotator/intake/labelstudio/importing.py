@@ -8,6 +8,7 @@ project that nobody can log in as (``plan.author_account``).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -101,9 +102,9 @@ def labelstudio_import(
     seen: dict[tuple[str, str], int] = {}
     finder = ImageFinder(source.names())
 
-    def run(batch: list[LSTask]) -> None:
+    def run(batch: list[LSTask], stored: Callable[[], None]) -> None:
         checked = _check_batch(project, batch, source, finder, seen, report)
-        for task, pair in _store_batch(project, checked, actor, job, report):
+        for task, pair in _store_batch(project, checked, actor, job, report, stored):
             _answers_import(task, pair, plan, job, report)
 
     import_batches(
@@ -171,11 +172,13 @@ def _store_batch(
     actor,
     job: Job,
     report: LabelStudioReport,
+    stored: Callable[[], None],
 ) -> list[tuple[LSTask, Pair]]:
     if not batch:
         return []
+    checked = [c for _, c in batch]
     try:
-        pairs = pairs_store(project=project, checked=[c for _, c in batch], actor=actor, job=job)
+        pairs = pairs_store(project=project, checked=checked, actor=actor, job=job, on_rows=stored)
         stored = [(task, pair) for (task, _), pair in zip(batch, pairs, strict=True)]
     except IntegrityError:
         # Another import stored one of these pairs meanwhile: retry task by task so only the

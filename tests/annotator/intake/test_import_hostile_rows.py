@@ -175,10 +175,10 @@ def test_a_row_the_database_refuses_is_reported_without_its_message(project, tmp
         rows.append(json.dumps({"id": f"r{i}", "image_a": f"a{i}.png", "image_b": f"b{i}.png"}))
     store = importing.pairs_store
 
-    def refusing(*, project, checked, actor=None, job=None):
+    def refusing(*, project, checked, **kwargs):
         if any(c.input.external_id == "r3" for c in checked):
             raise DataError('value too long for type character varying(200) DETAIL: "r3"')
-        return store(project=project, checked=checked, actor=actor, job=job)
+        return store(project=project, checked=checked, **kwargs)
 
     monkeypatch.setattr(importing, "pairs_store", refusing)
     job = job_create(kind=JobKind.IMPORT, project=project)

@@ -238,3 +238,26 @@ def test_the_images_source_reads_files_up_to_the_configured_limit(
     _, job = _run(project, folder, b'{"image_a": "a.png", "image_b": "b.png"}')
     assert job.status == JobStatus.SUCCEEDED
     assert limits == [80 * 1024 * 1024]  # was the source's fixed 50 MiB
+
+
+def test_a_job_never_says_less_than_the_rows_it_has_stored(project, mixed_folder, monkeypatch):
+    # What a process killed right after a batch's commit leaves behind is what the database
+    # holds at that moment: the batch's pairs, and (written in the same transaction) the
+    # progress that counts them. Seen here from the first thing pairs_store does after commit.
+    folder, manifest = mixed_folder
+    monkeypatch.setattr("annotator.intake.importing.BATCH_SIZE", 3)
+    seen_after_commit = []
+
+    def look(pairs):
+        job = Job.objects.get()
+        stored = Pair.objects.filter(import_job=job).count()
+        seen_after_commit.append((stored, job.done))
+
+    monkeypatch.setattr("annotator.services.assists_enqueue", look)
+
+    report, job = _run(project, folder, manifest)
+
+    assert len(seen_after_commit) >= 2  # more than one batch stored rows
+    assert all(done >= stored > 0 for stored, done in seen_after_commit), seen_after_commit
+    assert job.status == JobStatus.SUCCEEDED
+    assert len(report.imported) == 3
