@@ -7,11 +7,12 @@ a real pair is written, so its name, size and bytes say nothing that a real B do
 - PNG: the same chunks (ancillary ones byte for byte) and the same filtered scanlines, so the
   pixels are identical; only the zlib stream of the image data is compressed again, at a level
   of the same zlib header (the level an encoder wrote is readable there) with another memory
-  level, and cut into IDAT chunks of the original's size. The size moves by a fraction of a
-  per cent, as a small edit's does.
+  level (the one whose size is nearest the original's), and cut into IDAT chunks of the
+  original's size. The size moves by a fraction of a per cent, as a small edit's does.
 - JPEG: decoded and encoded again with the original's quantisation tables and subsampling (the
   quality it was saved at) and its EXIF and ICC profile: pixels differ by the rounding of one
-  more save, as an edited JPEG's untouched pixels do.
+  more save, as an edited JPEG's untouched pixels do (where a save changes nothing, its
+  Huffman tables are optimised: the same pixels in other bytes).
 - anything else: decoded and saved again in its own format.
 
 Deterministic: the same bytes in give the same bytes out (for one zlib and Pillow), so a
@@ -25,9 +26,10 @@ import struct
 import zlib
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-# zlib levels by the FLEVEL bits of a zlib header (0: fastest … 3: slowest), tried in turn.
-_LEVELS = {0: (1,), 1: (2, 3, 4, 5), 2: (6,), 3: (7, 8, 9)}
+# zlib levels by the FLEVEL bits of a zlib header (0: fastest … 3: slowest), the likeliest first.
+_LEVELS = {0: (1,), 1: (5, 4, 3, 2), 2: (6,), 3: (9, 8, 7)}
 _MEMORY = (9, 7, 6, 8, 5)  # memory levels tried (8 is zlib's default)
+NEAR = 0.02
 
 
 def reencoded(data: bytes) -> bytes:
@@ -70,24 +72,39 @@ def _png_again(data: bytes) -> bytes | None:
     if not idat or len(stream) < 2:
         return None
     flevel = stream[1] >> 6
+    levels = _LEVELS.get(flevel, (6,))
+    # Every memory level at the header's likeliest level, its other levels at zlib's default;
+    # when none comes within NEAR of the original's size (another deflate wrote it), every
+    # level: the stream nearest the original's size that differs from it.
+    best = _nearest(raw, stream, [(levels[0], m) for m in _MEMORY] + [(lv, 8) for lv in levels[1:]])
+    if best is None or abs(len(best) / len(stream) - 1) > NEAR:
+        best = _nearest(raw, stream, [(lv, 8) for lv in range(1, 10)], best)
+    if best is None:
+        return None
     piece = max(len(idat[0]), 1)
-    for level in _LEVELS.get(flevel, (6,)):
-        for memory in _MEMORY:
-            packer = zlib.compressobj(level, zlib.DEFLATED, 15, memory)
-            again = packer.compress(raw) + packer.flush()
-            if again == stream:
-                continue
-            parts = [again[i : i + piece] for i in range(0, len(again), piece)]
-            out = [PNG_SIGNATURE]
-            written = False
-            for kind, body in chunks:
-                if kind != b"IDAT":
-                    out.append(_chunk(kind, body))
-                elif not written:
-                    out.extend(_chunk(b"IDAT", part) for part in parts)
-                    written = True
-            return b"".join(out)
-    return None
+    parts = [best[i : i + piece] for i in range(0, len(best), piece)]
+    out = [PNG_SIGNATURE]
+    written = False
+    for kind, body in chunks:
+        if kind != b"IDAT":
+            out.append(_chunk(kind, body))
+        elif not written:
+            out.extend(_chunk(b"IDAT", part) for part in parts)
+            written = True
+    return b"".join(out)
+
+
+def _nearest(
+    raw: bytes, stream: bytes, settings: list[tuple[int, int]], best: bytes | None = None
+) -> bytes | None:
+    for level, memory in settings:
+        packer = zlib.compressobj(level, zlib.DEFLATED, 15, memory)
+        again = packer.compress(raw) + packer.flush()
+        if again != stream and (
+            best is None or abs(len(again) - len(stream)) < abs(len(best) - len(stream))
+        ):
+            best = again
+    return best
 
 
 def _pillow_again(data: bytes) -> bytes:
@@ -100,14 +117,19 @@ def _pillow_again(data: bytes) -> bytes:
         extra = {k: image.info[k] for k in ("exif", "icc_profile", "dpi") if k in image.info}
         if fmt == "JPEG":
             progressive = bool(image.info.get("progressive") or image.info.get("progression"))
-            image.save(
-                out,
-                format="JPEG",
-                quality="keep",
-                subsampling="keep",
-                progressive=progressive,
-                **extra,
-            )
+            for optimize in (False, True):  # a save that changes nothing: its Huffman
+                out = io.BytesIO()  # tables optimised, the same pixels in other bytes
+                image.save(
+                    out,
+                    format="JPEG",
+                    quality="keep",
+                    subsampling="keep",
+                    progressive=progressive,
+                    optimize=optimize,
+                    **extra,
+                )
+                if out.getvalue() != data:
+                    break
         elif fmt == "WEBP":
             lossless = bool(image.info.get("lossless"))
             image.save(out, format="WEBP", lossless=lossless, quality=90, **extra)

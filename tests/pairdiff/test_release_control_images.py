@@ -1,0 +1,85 @@
+"""Made controls' identities and files (pure): a re-encoded B, a spare pair's number and id."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+from PIL import Image
+
+from pairdiff.release.control_images import reencoded
+from pairdiff.release.controls import COPY, REENCODE, identities
+
+
+def _photo(fmt: str, size: tuple[int, int] = (48, 64), **save) -> bytes:
+    """Smooth shading with a little grain, as a photo crop."""
+    rng = np.random.default_rng(3)
+    y, x = np.mgrid[0 : size[0], 0 : size[1]] % 64
+    base = np.stack([x * 3, y * 4, (x + y) * 2], axis=-1).astype(float)
+    pixels = np.clip(base + rng.normal(0, 4, base.shape), 0, 255).astype(np.uint8)
+    out = io.BytesIO()
+    Image.fromarray(pixels).save(out, format=fmt, **save)
+    return out.getvalue()
+
+
+def _pixels(data: bytes) -> np.ndarray:
+    return np.asarray(Image.open(io.BytesIO(data)).convert("RGB")).astype(int)
+
+
+def test_a_png_is_encoded_again_with_other_bytes_and_the_same_pixels():
+    for level in (1, 6, 9):
+        a = _photo("PNG", compress_level=level)
+        b = reencoded(a)
+        assert b != a and (_pixels(b) == _pixels(a)).all()
+        assert abs(len(b) / len(a) - 1) < 0.1  # (Pillow's deflate may not be this zlib)
+        assert reencoded(a) == b  # deterministic: a later version writes the same file
+
+
+def test_a_jpeg_is_saved_again_at_its_own_quality():
+    a = _photo("JPEG", size=(240, 320), quality=80)
+    b = reencoded(a)
+    assert b != a
+    assert np.abs(_pixels(b) - _pixels(a)).mean() < 2  # one more save's rounding
+    assert abs(len(b) / len(a) - 1) < 0.1
+
+
+def _record(pid: int, split: str = "test") -> dict:
+    return {"id": f"cam-{pid:04d}", "pair_id": pid, "split": split,
+            "image_a": f"images/{pid}_a.png", "image_b": f"images/{pid}_b.png"}  # fmt: skip
+
+
+def _control_of(record: dict) -> dict:
+    return {**record, "image_b": record["image_a"], "control": True,
+            "control_of": record["pair_id"]}  # fmt: skip
+
+
+def test_a_control_takes_a_spare_pair_in_the_released_range_and_rows_go_in_pair_order():
+    records = [_record(p) for p in (2, 5, 9)]
+    rows = [*records, _control_of(records[0])]
+    spare = [(40, "cam-0040"), (7, "cam-0007")]
+    out, files = identities(rows, records, seed=0, spare=spare)
+    control = next(r for r in out if r.get("control"))
+    assert (control["pair_id"], control["id"]) == (7, "cam-0007")  # 7 lies among 2, 5, 9
+    assert (control["image_a"], control["image_b"]) == ("images/7_a.png", "images/7_b.png")
+    assert files == {"images/7_a.png": ("images/2_a.png", COPY),
+                     "images/7_b.png": ("images/2_a.png", REENCODE)}  # fmt: skip
+    assert [r["pair_id"] for r in out] == [2, 5, 7, 9]
+
+
+def test_without_a_spare_pair_a_control_gets_a_new_number_and_an_id_of_its_sources_form():
+    records = [_record(p) for p in (2, 5, 9)]
+    out, _ = identities([*records, _control_of(records[1])], records, seed=0)
+    control = next(r for r in out if r.get("control"))
+    assert control["pair_id"] == 10 and control["id"] == "cam-0010"
+    assert control["image_b"] == "images/10_b.png"
+
+
+def test_a_published_control_keeps_its_identity_unless_a_released_pair_took_it():
+    records = [_record(p) for p in (2, 5, 9)]
+    published = {**_control_of(records[0]), "pair_id": 7, "id": "cam-0007",
+                 "image_a": "images/7_a.png", "image_b": "images/7_b.png"}  # fmt: skip
+    out, _ = identities([*records, published], records, seed=0, spare=[(8, "cam-0008")])
+    assert next(r for r in out if r.get("control"))["pair_id"] == 7
+    taken = [*records, _record(7)]
+    out, _ = identities([*taken, published], taken, seed=0, spare=[(8, "cam-0008")])
+    assert next(r for r in out if r.get("control"))["id"] == "cam-0008"
