@@ -186,7 +186,8 @@ def identities(
     pair order within each split, and the files to make: ``{path: (source path, COPY or
     REENCODE)}``. A control's pair number and id are those of a pair of the project the
     release does not hold (``spare``: pair id and record id of pairs never released), those
-    in the range of the released pairs' numbers first; without one, a number past every pair's
+    in the range of the released pairs' numbers first, to the test and val controls first;
+    without one, a number past every pair's
     and an id of its source's form. A published control keeps its identity unless a released
     pair took it since (or it named one file twice, as controls once did)."""
     source_of = {r["pair_id"]: r for r in records}
@@ -214,7 +215,10 @@ def identities(
     beyond = max([high, *(s[0] for s in spare), *taken_pids]) + 1
     files: dict[str, tuple[str, str]] = {}
     renamed: dict[int, dict] = {}
-    for row in made:
+    # The held-out splits' controls first: the spare numbers among the released pairs' are
+    # few, and a test control numbered past every released pair would stand out.
+    held_first = {"test": 0, "val": 1}
+    for row in sorted(made, key=lambda r: held_first.get(r["split"], 2)):
         source = source_of[row["control_of"]]
         if not any(row is k for k in keep):
             if pool:
