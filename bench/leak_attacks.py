@@ -145,6 +145,7 @@ def option_attacks(rel: Release) -> dict[str, Callable[[dict], str]]:
 
     count = rel.option_count
     return {
+        "first change option (the control routes' answer when silent)": first_other,
         "most common answer letter in train": lambda q: top,
         "longest option": pick(lambda t, q: len(t), high=True),
         "shortest option": pick(lambda t, q: len(t), high=False),
@@ -157,7 +158,35 @@ def option_attacks(rel: Release) -> dict[str, Callable[[dict], str]]:
         "most word overlap with the others": change_only(pick(overlap, high=True)),
         "least word overlap with the others": change_only(pick(overlap, high=False)),
         "option turned by the B-first copy (test)": lambda q: swapped_tell(rel, q),
+        "manifest's list of questions each baseline answers": telling_rule(rel),
     }
+
+
+def telling_rule(rel: Release) -> Callable[[dict], str]:
+    """The manifest once listed, per question, the text-only baselines that pick its truth
+    (``telling``): with the baselines' rules (pairdiff.release.baselines) that is the answer
+    when "longest" or "similarity" is named, and not their pick when neither is."""
+    from pairdiff.release.baselines import length_scores, similarity_scores
+
+    manifest = json.loads((rel.folder / "manifest.json").read_text())
+    telling = (manifest.get("text_baselines") or {}).get("telling") or {}
+    rules = {"longest": length_scores, "similarity": similarity_scores}
+
+    def answer(q: dict) -> str:
+        letters = sorted(q["options"])
+        texts = [q["options"][k] for k in letters]
+        named = telling.get(str(q["id"]), [])
+        picks = {name: letters[max(range(4), key=rule(texts).__getitem__)]
+                 for name, rule in rules.items()}  # fmt: skip
+        for name in rules:
+            if name in named:
+                return picks[name]
+        if not telling:
+            return first_other(q)
+        left = [k for k in letters if k not in picks.values() and q["options"][k] != NO_DIFFERENCE]
+        return left[0] if left else first_other(q)
+
+    return answer
 
 
 def swapped_tell(rel: Release, q: dict) -> str:
