@@ -238,7 +238,7 @@ def identities(
         files[row["image_a"]] = (source["image_a"], COPY)
         files[row["image_b"]] = (source["image_a"], REENCODE)
         renamed[row["control_of"]] = row
-    out = [renamed.get(r.get("control_of"), r) if r.get("control_of") else r for r in rows]
+    out = [renamed[r["control_of"]] if r.get("control_of") in renamed else r for r in rows]
     order = {s: i for i, s in enumerate(SPLITS)}
     out.sort(key=lambda r: (order.get(r["split"], len(order)), r["pair_id"]))
     return out, files
