@@ -85,6 +85,9 @@ class Release:
         a_in_group = Counter(
             (q.get("twin_group"), self.file(q["image_a"])[1]) for q in self.rows if q["twin_group"]
         )
+        a_rows = Counter(self.file(q["image_a"])[1] for q in self.rows)
+        for q in self.rows:
+            q["_a_pairs"] = a_rows[self.file(q["image_a"])[1]]
         for q in self.rows:
             key = (q.get("twin_group"), self.file(q["image_a"])[1])
             q["_a_shared_in_group"] = bool(q["twin_group"]) and a_in_group[key] > 1
@@ -214,6 +217,7 @@ def control_signals(rel: Release) -> dict[str, Callable[[dict], bool]]:
             number(q["image_a"]) != q["pair_id"] or number(q["image_b"]) != q["pair_id"]
         ),
         "A's bytes shared with a row of its twin group": lambda q: q["_a_shared_in_group"],
+        "A's bytes shown by exactly one other row": lambda q: q["_a_pairs"] == 2,
         "twin group of two": lambda q: q["_group_size"] == 2,
         "options equal to another row's outside groups": lambda q: (
             q["_options_shared"] and not q.get("twin_group")

@@ -17,8 +17,7 @@ from django.core.files.storage import Storage
 from annotator.models import Pair
 from config.storage import local_path
 from pairdiff.release.build import sha256
-from pairdiff.release.control_images import reencoded
-from pairdiff.release.controls import REENCODE
+from pairdiff.release.control_images import control_file
 from releases.refusals import ReleaseRefused
 
 EXTENSIONS = {"JPEG": "jpg", "PNG": "png", "WEBP": "webp", "TIFF": "tif", "BMP": "bmp"}
@@ -82,7 +81,8 @@ def control_files_write(
 ) -> dict[str, tuple[int, str]]:
     """The made controls' files (``ReleaseFiles.control_files``): image A of the pair each is
     made from, read from its original (checked against its import sha256), copied or
-    re-encoded, written under the release's folder; size and sha256 by name."""
+    re-encoded (``control_images.control_file``), written under the release's folder; size
+    and sha256 by name."""
     sides = {image_path(pair, side): (pair, side) for pair in pairs for side in "ab"}
     written = {}
     for name, (source, how) in sorted(specs.items()):
@@ -91,9 +91,7 @@ def control_files_write(
         with original.storage.open(original.name, "rb") as handle:
             data = handle.read()
         _check(pair, side, sha256(data), pair.sha256_a if side == "a" else pair.sha256_b)
-        written[name] = file_store(
-            storage, f"{prefix}/{name}", reencoded(data) if how == REENCODE else data
-        )
+        written[name] = file_store(storage, f"{prefix}/{name}", control_file(data, how))
     return written
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import io
 import struct
 import zlib
+from collections.abc import Sequence
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 # zlib levels by the FLEVEL bits of a zlib header (0: fastest … 3: slowest), the likeliest first.
@@ -32,14 +33,35 @@ _MEMORY = (9, 7, 6, 8, 5)  # memory levels tried (8 is zlib's default)
 NEAR = 0.02
 
 
-def reencoded(data: bytes) -> bytes:
+def reencoded(data: bytes, avoid: Sequence[bytes] = ()) -> bytes:
     """Image A's bytes encoded again, with the same pixels (PNG) or one more save's rounding
-    (JPEG); never ``data`` itself unless no encoding of the format differs."""
+    (JPEG); never ``data`` itself nor one of ``avoid`` unless no encoding of the format
+    differs."""
     if data.startswith(PNG_SIGNATURE):
-        out = _png_again(data)
+        out = _png_again(data, avoid)
         if out is not None:
             return out
-    return _pillow_again(data)
+    return _pillow_again(data, avoid)
+
+
+# How a made control's file is made from the original of its source's image A:
+COPY = "copy"  # image A: the original, byte for byte
+REENCODE = "reencode"  # image A: re-encoded (its source's A is the only one of its bytes)
+B_OF_COPY = "b"  # image B beside a copied A: the original re-encoded
+B_OF_REENCODE = "b-of-reencoded"  # image B beside a re-encoded A: that A re-encoded again
+
+
+def control_file(original: bytes, how: str) -> bytes:
+    """The bytes of one of a made control's files (``how``: COPY, REENCODE, B_OF_COPY or
+    B_OF_REENCODE), from the original of its source's image A: never the bytes of another
+    file of the release made from the same original."""
+    if how == COPY:
+        return original
+    if how in (REENCODE, B_OF_COPY):
+        return reencoded(original)
+    if how == B_OF_REENCODE:
+        return reencoded(reencoded(original), avoid=(original,))
+    raise ValueError(f"unknown control file kind {how!r}")
 
 
 def _chunks(data: bytes) -> list[tuple[bytes, bytes]]:
@@ -59,7 +81,14 @@ def _chunk(kind: bytes, body: bytes) -> bytes:
     return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
 
 
-def _png_again(data: bytes) -> bytes | None:
+def _stream(data: bytes) -> bytes:
+    try:
+        return b"".join(body for kind, body in _chunks(data) if kind == b"IDAT")
+    except struct.error:
+        return b""
+
+
+def _png_again(data: bytes, avoid: Sequence[bytes] = ()) -> bytes | None:
     """The PNG with its image data compressed again (see the module's note), or None when the
     file is not a PNG this can read or no setting gives other bytes."""
     try:
@@ -75,10 +104,12 @@ def _png_again(data: bytes) -> bytes | None:
     levels = _LEVELS.get(flevel, (6,))
     # Every memory level at the header's likeliest level, its other levels at zlib's default;
     # when none comes within NEAR of the original's size (another deflate wrote it), every
-    # level: the stream nearest the original's size that differs from it.
-    best = _nearest(raw, stream, [(levels[0], m) for m in _MEMORY] + [(lv, 8) for lv in levels[1:]])
+    # level: the stream nearest the original's size that is neither it nor one avoided.
+    shun = {stream, *(_stream(other) for other in avoid)}
+    first = [(levels[0], m) for m in _MEMORY] + [(lv, 8) for lv in levels[1:]]
+    best = _nearest(raw, stream, shun, first)
     if best is None or abs(len(best) / len(stream) - 1) > NEAR:
-        best = _nearest(raw, stream, [(lv, 8) for lv in range(1, 10)], best)
+        best = _nearest(raw, stream, shun, [(lv, m) for lv in range(1, 10) for m in (8, 9)], best)
     if best is None:
         return None
     piece = max(len(idat[0]), 1)
@@ -95,19 +126,25 @@ def _png_again(data: bytes) -> bytes | None:
 
 
 def _nearest(
-    raw: bytes, stream: bytes, settings: list[tuple[int, int]], best: bytes | None = None
+    raw: bytes,
+    stream: bytes,
+    shun: set[bytes],
+    settings: list[tuple[int, int]],
+    best: bytes | None = None,
 ) -> bytes | None:
+    """Of the streams ``settings`` compress ``raw`` to, none of ``shun``, the one nearest
+    ``stream``'s size (``best`` competing)."""
     for level, memory in settings:
         packer = zlib.compressobj(level, zlib.DEFLATED, 15, memory)
         again = packer.compress(raw) + packer.flush()
-        if again != stream and (
+        if again not in shun and (
             best is None or abs(len(again) - len(stream)) < abs(len(best) - len(stream))
         ):
             best = again
     return best
 
 
-def _pillow_again(data: bytes) -> bytes:
+def _pillow_again(data: bytes, avoid: Sequence[bytes] = ()) -> bytes:
     from PIL import Image
 
     with Image.open(io.BytesIO(data)) as image:
@@ -128,7 +165,7 @@ def _pillow_again(data: bytes) -> bytes:
                     optimize=optimize,
                     **extra,
                 )
-                if out.getvalue() != data:
+                if out.getvalue() != data and out.getvalue() not in avoid:
                     break
         elif fmt == "WEBP":
             lossless = bool(image.info.get("lossless"))

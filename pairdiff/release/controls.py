@@ -2,7 +2,8 @@
 question, "no difference" the truth, at the project's rate.
 
 A made control is a pair of its own to anyone reading the files: image A of a released pair
-copied under a pair number of its own, and as image B a re-encoded copy of it
+(copied, or re-encoded where no other pair shows those bytes) under a pair number of its own,
+and as image B a re-encoded copy of it
 (``control_images.reencoded``), named as every pair's files are (``images/<n>_a.png``,
 ``images/<n>_b.png``), with a question id and pair id of the project's form (``identities``).
 Nothing but the pixels tells it from a changed pair: not a path named twice, not the bytes,
@@ -12,14 +13,16 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
 
+from pairdiff.release.control_images import B_OF_COPY, B_OF_REENCODE, COPY, REENCODE
 from pairdiff.release.question_checks import question_problem, says_no_change
 from pairdiff.release.questions import NO_DIFFERENCE
 from pairdiff.release.splits import SPLITS
 
-COPY, REENCODE = "copy", "reencode"  # how a control's file is made from its source's image A
+__all__ = ["B_OF_COPY", "B_OF_REENCODE", "COPY", "REENCODE", "WHY"]
 WHY = "image B is a re-encoded copy of image A: nothing changed"
 
 
@@ -183,14 +186,16 @@ def identities(
     spare: Sequence[tuple[int, str]] = (),
 ) -> tuple[list[dict], dict[str, tuple[str, str]]]:
     """Every made control (a row with ``control_of``) under an identity of its own, the rows in
-    pair order within each split, and the files to make: ``{path: (source path, COPY or
-    REENCODE)}``. A control's pair number and id are those of a pair of the project the
-    release does not hold (``spare``: pair id and record id of pairs never released), those
-    in the range of the released pairs' numbers first, to the test and val controls first;
-    without one, a number past every pair's
-    and an id of its source's form. A published control keeps its identity unless a released
-    pair took it since (or it named one file twice, as controls once did)."""
+    pair order within each split, and the files to make: ``{path: (source path, how)}``,
+    ``how`` one of control_images' COPY, REENCODE, B_OF_COPY, B_OF_REENCODE. A control's pair
+    number and id are those of a pair of the project the release does not hold (``spare``:
+    pair id and record id of pairs never released), those in the range of the released
+    pairs' numbers first, to the test and val controls first; without one, a number past
+    every pair's and an id of its source's form. A published control keeps its identity
+    unless a released pair took it since (or it named one file twice, as controls once did).
+    """
     source_of = {r["pair_id"]: r for r in records}
+    sharing = Counter(_photo(r) for r in records)
     taken_ids = {r["id"] for r in records} | {r["id"] for r in rows if not r.get("control_of")}
     taken_pids = {r["pair_id"] for r in records} | {
         r["pair_id"] for r in rows if not r.get("control_of")
@@ -235,13 +240,22 @@ def identities(
                 "image_a": _named(source["image_a"], number, "a"),
                 "image_b": _named(source["image_a"], number, "b"),
             }
-        files[row["image_a"]] = (source["image_a"], COPY)
-        files[row["image_b"]] = (source["image_a"], REENCODE)
+        # Image A copied where another released pair shows the same bytes (a photo several
+        # pairs were made from: one more is no tell), else re-encoded too (a copy would be
+        # the only A shared by two questions, its pair's and its own).
+        shared = sharing[_photo(source)] > 1
+        files[row["image_a"]] = (source["image_a"], COPY if shared else REENCODE)
+        files[row["image_b"]] = (source["image_a"], B_OF_COPY if shared else B_OF_REENCODE)
         renamed[row["control_of"]] = row
     out = [renamed[r["control_of"]] if r.get("control_of") in renamed else r for r in rows]
     order = {s: i for i, s in enumerate(SPLITS)}
     out.sort(key=lambda r: (order.get(r["split"], len(order)), r["pair_id"]))
     return out, files
+
+
+def _photo(record: Mapping) -> str:
+    """Image A's sha256 (the content key's first half), or the record id without one."""
+    return str(record.get("content_key") or record["id"]).split(":")[0]
 
 
 def _named(source: str, number: int, side: str) -> str:

@@ -7,8 +7,15 @@ import io
 import numpy as np
 from PIL import Image
 
-from pairdiff.release.control_images import reencoded
-from pairdiff.release.controls import COPY, REENCODE, identities
+from pairdiff.release.control_images import (
+    B_OF_COPY,
+    B_OF_REENCODE,
+    COPY,
+    REENCODE,
+    control_file,
+    reencoded,
+)
+from pairdiff.release.controls import identities
 
 
 def _photo(fmt: str, size: tuple[int, int] = (48, 64), **save) -> bytes:
@@ -61,8 +68,9 @@ def test_a_control_takes_a_spare_pair_in_the_released_range_and_rows_go_in_pair_
     control = next(r for r in out if r.get("control"))
     assert (control["pair_id"], control["id"]) == (7, "cam-0007")  # 7 lies among 2, 5, 9
     assert (control["image_a"], control["image_b"]) == ("images/7_a.png", "images/7_b.png")
-    assert files == {"images/7_a.png": ("images/2_a.png", COPY),
-                     "images/7_b.png": ("images/2_a.png", REENCODE)}  # fmt: skip
+    # Pair 2's image A is the only one of its bytes: the control's A is re-encoded too.
+    assert files == {"images/7_a.png": ("images/2_a.png", REENCODE),
+                     "images/7_b.png": ("images/2_a.png", B_OF_REENCODE)}  # fmt: skip
     assert [r["pair_id"] for r in out] == [2, 5, 7, 9]
 
 
@@ -83,3 +91,23 @@ def test_a_published_control_keeps_its_identity_unless_a_released_pair_took_it()
     taken = [*records, _record(7)]
     out, _ = identities([*taken, published], taken, seed=0, spare=[(8, "cam-0008")])
     assert next(r for r in out if r.get("control"))["id"] == "cam-0008"
+
+
+def test_a_photo_several_pairs_show_is_copied_and_a_lone_one_re_encoded():
+    records = [{**_record(p), "content_key": f"{photo}:{p}"}
+               for p, photo in ((2, "aaa"), (3, "aaa"), (9, "bbb"))]  # fmt: skip
+    rows = [*records, _control_of(records[0]), _control_of(records[2])]
+    _, files = identities(rows, records, seed=0)
+    kinds = {path: how for path, (_, how) in files.items()}
+    assert sorted(kinds.values()) == sorted([COPY, B_OF_COPY, REENCODE, B_OF_REENCODE])
+
+
+def test_a_controls_files_differ_from_each_other_and_from_the_original():
+    for original in (_photo("PNG", compress_level=6), _photo("JPEG", size=(240, 320))):
+        for a_how, b_how in ((COPY, B_OF_COPY), (REENCODE, B_OF_REENCODE)):
+            a, b = control_file(original, a_how), control_file(original, b_how)
+            assert b != a and b != original
+            assert (a == original) == (a_how == COPY)
+            if original.startswith(b"\x89PNG"):
+                assert (_pixels(a) == _pixels(original)).all()
+                assert (_pixels(b) == _pixels(original)).all()
