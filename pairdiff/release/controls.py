@@ -243,9 +243,11 @@ def identities(
         # Image A copied where another released pair shows the same bytes (a photo several
         # pairs were made from: one more is no tell), else re-encoded too (a copy would be
         # the only A shared by two questions, its pair's and its own).
-        shared = sharing[_photo(source)] > 1
-        files[row["image_a"]] = (source["image_a"], COPY if shared else REENCODE)
-        files[row["image_b"]] = (source["image_a"], B_OF_COPY if shared else B_OF_REENCODE)
+        # A published control keeps its files as they were made (``control_a``).
+        kind = row.get("control_a") or (COPY if sharing[_photo(source)] > 1 else REENCODE)
+        row = {**row, "control_a": kind}
+        files[row["image_a"]] = (source["image_a"], kind)
+        files[row["image_b"]] = (source["image_a"], B_OF_COPY if kind == COPY else B_OF_REENCODE)
         renamed[row["control_of"]] = row
     out = [renamed[r["control_of"]] if r.get("control_of") in renamed else r for r in rows]
     order = {s: i for i, s in enumerate(SPLITS)}

@@ -111,3 +111,12 @@ def test_a_controls_files_differ_from_each_other_and_from_the_original():
             if original.startswith(b"\x89PNG"):
                 assert (_pixels(a) == _pixels(original)).all()
                 assert (_pixels(b) == _pixels(original)).all()
+
+
+def test_a_published_control_keeps_how_its_files_were_made():
+    records = [_record(p) for p in (2, 5, 9)]  # pair 2's photo is its own: REENCODE now
+    published = {**_control_of(records[0]), "pair_id": 7, "id": "cam-0007", "control_a": COPY,
+                 "image_a": "images/7_a.png", "image_b": "images/7_b.png"}  # fmt: skip
+    out, files = identities([*records, published], records, seed=0)
+    assert files["images/7_a.png"][1] == COPY and files["images/7_b.png"][1] == B_OF_COPY
+    assert next(r for r in out if r.get("control"))["control_a"] == COPY
