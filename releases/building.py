@@ -44,7 +44,13 @@ from releases.inputs import (
 from releases.models import Release, ReleaseStatus
 from releases.records import records_insert
 from releases.refusals import ReleaseRefused
-from releases.storage import file_read, file_store, file_write, folder_clear
+from releases.storage import (
+    control_files_write,
+    file_read,
+    file_store,
+    file_write,
+    folder_clear,
+)
 from releases.storage import original_copy as _copy_image  # the executors' copier (tests swap it)
 from releases.workers import BuildExecutor, Files, ProcessExecutor, ThreadExecutor, workers_usable
 from review.standing import Standing, standing_answers
@@ -332,10 +338,15 @@ def _write_files(build: _Build, executor: BuildExecutor) -> tuple[ReleaseFiles, 
     meta = build.meta.as_json()
     # The VLMEvalKit TSVs need the questions; the images' sha256 are the ones taken at import,
     # which the copies check.
-    imaged: list[Future] = executor.images(
-        rows["questions"], meta, import_checksums(build.standing)
+    # The made controls' files first: the TSVs read them from the release's folder.
+    controls = control_files_write(
+        [st.pair for st in build.standing], built.control_files, release.prefix, storage
     )
+    checksums = import_checksums(build.standing)
+    checksums.update({name: digest for name, (_, digest) in controls.items()})
+    imaged: list[Future] = executor.images(rows["questions"], meta, checksums)
     files = executor.copied(job)
+    files.update(controls)
     clock.done("images checked and copied")
     with ThreadPoolExecutor(max_workers=WRITERS) as pool:
         # Files are written and hashed in threads (both release the GIL) while the next one

@@ -8,7 +8,7 @@ import json
 
 from django.core.files.storage import Storage, default_storage
 
-from annotator.models import Annotation
+from annotator.models import Annotation, Pair, PairStatus
 from pairdiff.geometry import Frame
 from pairdiff.release.build import Previous
 from pairdiff.release.records import ReleasePair
@@ -70,7 +70,25 @@ def release_previous(release: Release, storage: Storage) -> Previous:
     ):
         splits[pair_id] = split
     questions, controls = published_questions(earlier.last(), storage)
-    return Previous(splits=splits, questions=questions, controls=controls)
+    return Previous(
+        splits=splits, questions=questions, controls=controls, spare=spare_pairs(release)
+    )
+
+
+def spare_pairs(release: Release) -> list[tuple[int, str]]:
+    """Pair id and record id of the project's pairs no release holds and that are not
+    accepted: the identities made controls take, so their numbers and ids are the project's."""
+    released = ReleaseRecord.objects.filter(
+        release__project_id=release.project_id, pair_id__isnull=False
+    ).values("pair_id")
+    pairs = (
+        Pair.objects.filter(project_id=release.project_id)
+        .exclude(status=PairStatus.ACCEPTED)
+        .exclude(pk__in=released)
+        .values_list("pk", "external_id")
+        .order_by("pk")
+    )
+    return [(pk, external or f"pair-{pk}") for pk, external in pairs]
 
 
 def published_questions(
@@ -90,8 +108,8 @@ def published_questions(
             row = json.loads(line)
             if row.get("split") not in SPLITS:
                 continue
-            if row.get("control"):
-                controls[int(row["pair_id"])] = row
+            if row.get("control"):  # by the pair it was made from
+                controls[int(row.get("control_of") or row["pair_id"])] = row
                 continue
             truth = row["options"][row["answer"]]
             questions[int(row["pair_id"])] = {"truth": truth, "row": row}

@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from django.conf import settings
@@ -17,6 +17,7 @@ from django.core.files.storage import Storage
 from annotator.models import Pair
 from config.storage import local_path
 from pairdiff.release.build import sha256
+from pairdiff.release.control_images import control_file
 from releases.refusals import ReleaseRefused
 
 EXTENSIONS = {"JPEG": "jpg", "PNG": "png", "WEBP": "webp", "TIFF": "tif", "BMP": "bmp"}
@@ -70,6 +71,28 @@ def original_copy(
         shutil.copyfile(source, target)
         os.chmod(target, settings.FILE_UPLOAD_PERMISSIONS)  # as the storage writes (a link shares)
     return name, (os.path.getsize(target), digest)
+
+
+def control_files_write(
+    pairs: Sequence[Pair],
+    specs: Mapping[str, tuple[str, str]],
+    prefix: str,
+    storage: Storage,
+) -> dict[str, tuple[int, str]]:
+    """The made controls' files (``ReleaseFiles.control_files``): image A of the pair each is
+    made from, read from its original (checked against its import sha256), copied or
+    re-encoded (``control_images.control_file``), written under the release's folder; size
+    and sha256 by name."""
+    sides = {image_path(pair, side): (pair, side) for pair in pairs for side in "ab"}
+    written = {}
+    for name, (source, how) in sorted(specs.items()):
+        pair, side = sides[source]
+        original = pair.image(side)
+        with original.storage.open(original.name, "rb") as handle:
+            data = handle.read()
+        _check(pair, side, sha256(data), pair.sha256_a if side == "a" else pair.sha256_b)
+        written[name] = file_store(storage, f"{prefix}/{name}", control_file(data, how))
+    return written
 
 
 def _makedirs(folder: str) -> None:

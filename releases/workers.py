@@ -49,7 +49,7 @@ from pairdiff.release.question_set import (
     question_problem,
     release_firsts,
 )
-from releases.storage import files_store, image_path
+from releases.storage import file_read, files_store, image_path
 from review.standing import Standing
 
 log = logging.getLogger("releases.building")
@@ -280,6 +280,8 @@ class ThreadExecutor:
         return [self.side.submit(files_store, self.storage, self.prefix, made, self.stop)]
 
     def _read_original(self, path: str) -> bytes:
+        if path not in self.sides:  # a made control's file, written by the build
+            return file_read(self.storage, f"{self.prefix}/{path}")
         pair, side = self.sides[path]
         original = pair.image(side)
         # A handle of its own: the pair's FieldFile is shared with the copying threads, and an
@@ -454,6 +456,8 @@ def _images_each(
     sides = {image_path(s.pair, side): (s.pair, side) for s in standing for side in "ab"}
 
     def read_image(path: str) -> bytes:
+        if path not in sides:  # a made control's file, written by the build
+            return file_read(state["storage"], f"{state['prefix']}/{path}")
         pair, side = sides[path]
         source = local_path(pair.image(side).storage, pair.image(side).name)
         assert source is not None  # workers_usable

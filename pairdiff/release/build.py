@@ -12,6 +12,7 @@ from pairdiff.labelstudio.write import labelstudio_files
 from pairdiff.release.card import agreement_stats, dataset_card, release_counts
 from pairdiff.release.circular import CIRCULAR_FILE, circular_rows
 from pairdiff.release.coco import coco_side
+from pairdiff.release.controls import identities
 from pairdiff.release.hf import config_rows
 from pairdiff.release.options import ReleaseOptions, strict_filter
 from pairdiff.release.publish import card_header
@@ -64,7 +65,9 @@ class Previous:
 
     splits: Mapping[int | str, str] = field(default_factory=dict)
     questions: Mapping[int, Mapping] = field(default_factory=dict)
-    controls: Mapping[int, Mapping] = field(default_factory=dict)  # control rows by pair id
+    controls: Mapping[int, Mapping] = field(default_factory=dict)  # control rows by source pair
+    # Pair id and record id of the project's pairs never released: made controls' identities.
+    spare: Sequence[tuple[int, str]] = ()
 
 
 @dataclass
@@ -76,6 +79,9 @@ class ReleaseFiles:
     notes: list[str] = field(default_factory=list)
     report: dict = field(default_factory=dict)  # questions, baselines, training, filter, warnings
     rows: dict = field(default_factory=dict)  # hf.config_rows of the files: the shards' rows
+    # The made controls' files: {path in the release: (path of the image A it is made from,
+    # controls.COPY or controls.REENCODE)}; the caller writes them beside the originals.
+    control_files: dict = field(default_factory=dict)
 
 
 def release_files(
@@ -149,6 +155,10 @@ def release_files(
             records, rate=options.control_rate or 0.0, seed=plan.seed, published=previous.controls
         ),
     )
+    # Made controls get identities and files of their own; every row in pair order.
+    questions.rows, control_files = identities(
+        questions.rows, records, seed=plan.seed, spare=previous.spare
+    )
     training = training_set(records, seed=plan.seed, swap_ab=options.swap_ab)
     # MinCU's order swap at test time: a copy of the test split with B first, scored beside it.
     # ``order_swap``: the test split again with B first, as split "test_swapped".
@@ -205,6 +215,7 @@ def release_files(
         notes=splits.notes,
         report=report,
         rows=rows,
+        control_files=control_files,
     )
 
 
@@ -350,7 +361,13 @@ def manifest(
     files: Mapping[str, tuple[int, str]],
     report: Mapping | None = None,
 ) -> bytes:
-    """``manifest.json``: what the release is, its counts, and size + sha256 of every file."""
+    """``manifest.json``: what the release is, its counts, and size + sha256 of every file.
+    Not which questions each text-only baseline answers (``telling``, for the refusal's
+    message): with the baselines' rules, that list would give the answers away."""
+    report = dict(report or {})
+    if isinstance(report.get("text_baselines"), Mapping):
+        baselines = {k: v for k, v in report["text_baselines"].items() if k != "telling"}
+        report["text_baselines"] = baselines
     return (
         json.dumps(
             {
@@ -360,7 +377,7 @@ def manifest(
                 "counts": counts,
                 "agreement": stats,
                 "notes": list(notes),
-                **dict(report or {}),
+                **report,
                 "files": {
                     name: {"size": size, "sha256": digest}
                     for name, (size, digest) in sorted(files.items())

@@ -63,7 +63,8 @@ def swapped_questions(
 ) -> tuple[list[dict], int]:
     """The test questions with B first: the same letters, each option turned around with the
     pair's own geometry (a move's start place becomes its end place), the answer unchanged.
-    A control stays a control (A twice is A twice). Returns the rows and how many were left
+    A control stays a control, its options turned with the geometry of the pair they were
+    written for. Returns the rows and how many were left
     out."""
     by_pair = {r["pair_id"]: r for r in records}
     out: list[dict] = []
@@ -71,7 +72,10 @@ def swapped_questions(
     for row in rows:
         if row["split"] != SWAPPED_FROM:
             continue
-        record = by_pair.get(row["pair_id"])
+        # A control's options are those of the pair it was made from (or whose question it
+        # is asked with): turned as that pair's are, so its swapped options are no tell.
+        of = row.get("control_of") or row.get("options_of") or row["pair_id"]
+        record = by_pair.get(of)
         options = _turned(row, record)
         if options is None:
             left += 1
@@ -98,8 +102,6 @@ def swapped_questions(
 
 
 def _turned(row: Mapping, record: Mapping | None) -> dict | None:
-    if row.get("control"):
-        return dict(row["options"])
     if record is None or not record.get("changes"):
         return None
     change = record["changes"][0]
