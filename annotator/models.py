@@ -101,6 +101,13 @@ class Pair(models.Model):
             models.Index(fields=["project", "id"], name="pair_project_order"),
             models.Index(fields=["project", "status", "id"], name="pair_project_status_order"),
             models.Index(fields=["project", "category_hint"], name="pair_project_category"),
+            # The disputes queue (review.selectors.disputes_queue): disputed pairs, longest
+            # waiting first; its pages, its count and "next dispute" read only this.
+            models.Index(
+                fields=["project", "updated_at", "id"],
+                condition=Q(status="disputed"),
+                name="pair_disputes_order",
+            ),
             # The queue: open pairs, those someone already started first, then by priority.
             models.Index(
                 fields=["project", "is_gold", "-n_taken", "-queue_priority", "id"],
