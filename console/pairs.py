@@ -195,12 +195,7 @@ def _text_match_postgres(project: Project, text: str, window: Window | None) -> 
 
 def pairs_filter_choices(project: Project) -> dict[str, list]:
     """What the filters offer: categories, screening flags seen, annotators who leased."""
-    flag_lists = (
-        Prediction.objects.filter(pair__project=project)
-        .exclude(flags=[])
-        .values_list("flags", flat=True)
-        .distinct()
-    )
+    flag_lists = _flag_lists(project)
     # Per user one probe of their leases (index on annotator): the cost follows the number of
     # people, not of pairs.
     leased = Assignment.objects.filter(annotator=OuterRef("pk"), pair__project=project)
@@ -216,6 +211,28 @@ def pairs_filter_choices(project: Project) -> dict[str, list]:
         "flags": sorted({str(f) for flags in flag_lists for f in flags}),
         "annotators": list(usernames),
     }
+
+
+def _flag_lists(project: Project) -> list:
+    """The distinct screening flag lists of the project's predictions. On PostgreSQL the few
+    distinct lists of all predictions first, then one probe each for a prediction of this
+    project (not a join of every flagged prediction to its pair: 150 ms at 1M pairs)."""
+    if connection.vendor != "postgresql":
+        return list(
+            Prediction.objects.filter(pair__project=project)
+            .exclude(flags=[])
+            .values_list("flags", flat=True)
+            .distinct()
+        )
+    prediction, pair = rows.table(Prediction), rows.table(Pair)
+    sql = (
+        f"SELECT f.flags FROM (SELECT DISTINCT flags FROM {prediction} "
+        f"WHERE flags <> '[]'::jsonb) f WHERE EXISTS (SELECT 1 FROM {prediction} p "
+        f"JOIN {pair} q ON q.id = p.pair_id WHERE p.flags = f.flags AND q.project_id = %s)"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [project.pk])
+        return [json.loads(f) if isinstance(f, str) else f for (f,) in cursor.fetchall()]
 
 
 def pair_difficulties(pairs: list[Pair]) -> dict[int, Difficulty]:
