@@ -32,7 +32,7 @@ WINDOW = 512  # ids in the first window a filtered page reads; each next one is 
 COUNT_CAP = 1000  # a filtered view counts this many pairs, then says "1,000+"
 # ... and reads at most this many windows (the project's first 43,520 ids): a sparse filter
 # (a rare word with a status and a category) says "312+" rather than reading on (1.3 s at 1M).
-COUNT_WINDOWS = 5
+COUNT_WINDOWS = 4
 END = "end"  # ``?before=end``: the last page
 
 
