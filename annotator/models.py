@@ -101,6 +101,10 @@ class Pair(models.Model):
             models.Index(fields=["project", "id"], name="pair_project_order"),
             models.Index(fields=["project", "status", "id"], name="pair_project_status_order"),
             models.Index(fields=["project", "category_hint"], name="pair_project_category"),
+            # Gold pairs (1 % of a project): their count and pages (the pairs API's ?gold=).
+            models.Index(
+                fields=["project", "id"], condition=Q(is_gold=True), name="pair_gold_order"
+            ),
             # The disputes queue (review.selectors.disputes_queue): disputed pairs, longest
             # waiting first; its pages, its count and "next dispute" read only this.
             models.Index(
