@@ -14,6 +14,9 @@ from review.adjudication import adjudication_context
 from review.gold_feedback import gold_feedback_for
 from review.selectors import disputes_queue, spot_check_sample
 
+DISPUTES_PER_PAGE = 50
+DISPUTES_COUNT_CAP = 1000  # filtered by category or reason: "1,000+"
+
 
 @login_required
 def disputes(request: HttpRequest, slug: str) -> HttpResponse:
@@ -25,9 +28,9 @@ def disputes(request: HttpRequest, slug: str) -> HttpResponse:
     # 1,000 ("1,000+"), as the pairs browser does. By annotator the person's annotations are
     # a small set: counted whole.
     paginator = (
-        CappedCountPaginator(queue, 50)
+        CappedCountPaginator(queue, DISPUTES_PER_PAGE, cap=DISPUTES_COUNT_CAP)
         if filters["category"] or filters["reason"]
-        else IdsFirstPaginator(queue, 50)
+        else IdsFirstPaginator(queue, DISPUTES_PER_PAGE)
     )
     page = paginator.get_page(request.GET.get("page"))
     context = {"project": project, "page": page, "filters": filters}
