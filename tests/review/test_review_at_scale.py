@@ -1,8 +1,11 @@
-"""The disputes queue of a large project (issue 28): filtered by category or reason it counts
-up to a cap ("1,000+") and still serves every page, in the queue's order; the flags the pairs
-browser offers are those of the project's own predictions."""
+"""Review pages of a large project (issue 28): the disputes queue filtered by category or
+reason counts up to a cap ("1,000+") and still serves every page, in the queue's order; the
+spot check draws from the right pairs by probing random ids; the flags the pairs browser
+offers are those of the project's own predictions."""
 
 from __future__ import annotations
+
+import random
 
 import pytest
 
@@ -12,10 +15,10 @@ from annotator.submitting import annotation_submit
 from console.pairs import pairs_filter_choices
 from projects.creating import project_create
 from projects.models import Preset
-from review import views
+from review import selectors, views
 from review.agreement import agreement_compute
-from review.selectors import disputes_queue
-from tests.factories import answer, make_pair
+from review.selectors import disputes_queue, spot_check_sample
+from tests.factories import answer, make_accepted, make_pair
 
 
 def _disputed(project, annotators, category: str) -> Pair:
@@ -115,3 +118,33 @@ def test_the_flags_offered_are_the_projects_own(project):
 
     assert pairs_filter_choices(project)["flags"] == ["blur", "tiny"]
     assert pairs_filter_choices(other_project)["flags"] == ["watermark"]
+
+
+@pytest.mark.parametrize("by_probes", [True, False])
+def test_the_spot_check_draws_distinct_auto_accepted_pairs(
+    project, annotator_1, annotator_2, monkeypatch, by_probes
+):
+    accepted = make_accepted(project, [annotator_1, annotator_2], [answer()] * 6)
+    other = [make_pair(project) for _ in range(6)]  # imported: never drawn
+    if by_probes:
+        monkeypatch.setattr(selectors, "SAMPLE_BY_PROBES", 0)
+    auto = {p.pk for p in accepted}
+
+    for seed in range(5):
+        drawn = [p.pk for p in spot_check_sample(project, n=3, seed=seed)]
+        assert len(set(drawn)) == 3 and set(drawn) <= auto
+        assert drawn == [p.pk for p in spot_check_sample(project, n=3, seed=seed)]
+    every = {p.pk for p in spot_check_sample(project, n=20, seed=1)}  # more than there are
+    assert every == auto
+    assert not every & {p.pk for p in other}
+
+
+def test_probing_gives_up_on_a_sparse_set(project, annotator_1, annotator_2, monkeypatch):
+    """Too few hits in the rounds: every candidate is read, as on a small project."""
+    make_accepted(project, [annotator_1, annotator_2], [answer()])
+    for _ in range(30):
+        make_pair(project)
+    monkeypatch.setattr(selectors, "SAMPLE_BY_PROBES", 0)
+    monkeypatch.setattr(selectors, "PROBE_ROUNDS", 1)
+    assert selectors._probed(Pair.objects.none(), random.Random(0), range(5), 1) is None
+    assert len(spot_check_sample(project, n=1, seed=3)) == 1
