@@ -277,6 +277,9 @@ class Annotation(models.Model):
             ),
             choices_check("tier", Tier, "annotation_tier_valid"),
         ]
+        # A person's annotated pairs from the index alone: the disputes queue by annotator
+        # (review.selectors.disputes_queue) counts them against the disputed pairs.
+        indexes = [models.Index(fields=["annotator", "pair"], name="annotation_annotator_pair")]
 
     def __str__(self) -> str:
         return f"annotation of pair {self.pair_id} by {self.annotator_id} ({self.tier})"
