@@ -37,14 +37,15 @@ class CappedCountPaginator(IdsFirstPaginator):
     "1,000+"): for a filter whose count would probe every row of a large set. Pages past the
     cap are served as long as they hold rows (``has_next``: a row follows the page)."""
 
-    def __init__(self, object_list, per_page, *, cap: int = 1000) -> None:
+    def __init__(self, object_list: QuerySet, per_page: int, *, cap: int = 1000) -> None:
         super().__init__(object_list, per_page)
+        self.queryset = object_list
         self.cap = cap
         self.capped = False
 
     @cached_property
     def count(self) -> int:
-        counted = self.object_list.order_by()[: self.cap + 1].count()
+        counted = self.queryset.order_by()[: self.cap + 1].count()
         self.capped = counted > self.cap
         return min(counted, self.cap)
 
@@ -64,14 +65,10 @@ class CappedCountPaginator(IdsFirstPaginator):
         if not self.capped:
             return super().page(number)
         bottom = (number - 1) * self.per_page
-        ids = list(
-            self.object_list.values_list("pk", flat=True)[bottom : bottom + self.per_page + 1]
-        )
+        ids = list(self.queryset.values_list("pk", flat=True)[bottom : bottom + self.per_page + 1])
         if not ids and number > 1:
             raise EmptyPage("That page contains no results")
-        rows = {
-            row.pk: row for row in self.object_list.filter(pk__in=ids[: self.per_page]).order_by()
-        }
+        rows = {row.pk: row for row in self.queryset.filter(pk__in=ids[: self.per_page]).order_by()}
         page = _CappedPage([rows[pk] for pk in ids[: self.per_page] if pk in rows], number, self)
         page.followed = len(ids) > self.per_page
         return page

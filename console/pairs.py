@@ -131,10 +131,10 @@ def _of_category(project: Project, category: str, window: Window | None = None) 
         return Q(category_hint=category) | Q(Exists(by_change))
     pair = rows.table(Pair)
     in_pairs, pair_params = _window_sql("id", window)
-    by_change, change_params = _by_change("c.category = %s", [category], window)
+    changed, change_params = _by_change("c.category = %s", [category], window)
     sql = (
         f"SELECT id FROM {pair} WHERE project_id = %s AND category_hint = %s{in_pairs} "
-        f"UNION {by_change}"
+        f"UNION {changed}"
     )
     params = [project.pk, category, *pair_params, *change_params]
     return Q(pk__in=RawSQL(sql, params))

@@ -26,6 +26,7 @@ def _disputed(project, annotators, category: str) -> Pair:
     bodies = (answer(category=category), answer(category=category, boxes_b=[[30, 20, 50, 40]]))
     for user, body in zip(annotators, bodies, strict=True):
         assignment = assignment_lease_next(project=project, user=user)
+        assert assignment is not None
         annotation_submit(assignment_id=assignment.pk, user=user, body=body)
     agreement_compute(pair_id=pair.pk)
     pair.refresh_from_db()
