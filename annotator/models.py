@@ -101,6 +101,17 @@ class Pair(models.Model):
             models.Index(fields=["project", "id"], name="pair_project_order"),
             models.Index(fields=["project", "status", "id"], name="pair_project_status_order"),
             models.Index(fields=["project", "category_hint"], name="pair_project_category"),
+            # Gold pairs (1 % of a project): their count and pages (the pairs API's ?gold=).
+            models.Index(
+                fields=["project", "id"], condition=Q(is_gold=True), name="pair_gold_order"
+            ),
+            # The disputes queue (review.selectors.disputes_queue): disputed pairs, longest
+            # waiting first; its pages, its count and "next dispute" read only this.
+            models.Index(
+                fields=["project", "updated_at", "id"],
+                condition=Q(status="disputed"),
+                name="pair_disputes_order",
+            ),
             # The queue: open pairs, those someone already started first, then by priority.
             models.Index(
                 fields=["project", "is_gold", "-n_taken", "-queue_priority", "id"],
@@ -266,6 +277,9 @@ class Annotation(models.Model):
             ),
             choices_check("tier", Tier, "annotation_tier_valid"),
         ]
+        # A person's annotated pairs from the index alone: the disputes queue by annotator
+        # (review.selectors.disputes_queue) counts them against the disputed pairs.
+        indexes = [models.Index(fields=["annotator", "pair"], name="annotation_annotator_pair")]
 
     def __str__(self) -> str:
         return f"annotation of pair {self.pair_id} by {self.annotator_id} ({self.tier})"

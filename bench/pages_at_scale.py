@@ -1,14 +1,15 @@
 """Lead and researcher pages at scale: server time of every page and list endpoint on a large
 project, on PostgreSQL.
 
-    .venv/bin/python bench/pages_at_scale.py [--pairs 100000] [--repeat 15] [--keep]
+    .venv/bin/python bench/pages_at_scale.py [--pairs 100000] [--repeat 15] [--keep] [--only TEXT]
 
 Recreates BENCH_DATABASE_URL (default: `dm_scale28_bench_<pairs>` on the local PostgreSQL),
 migrates it, seeds one project of N pairs with bench/scale_seed.py (COPY), refreshes the
 project's figures as the periodic job does (review.figures), then asks every URL a lead or a
 researcher opens ``--repeat`` times through Django's test client in this process (server time:
 request in, response out; no network) with production settings (DEBUG off), and prints p50/p95
-per URL and the worst p95. ``--keep`` reuses a database seeded before (same name, same size).
+per URL and the worst p95. ``--keep`` reuses a database seeded before (same name, same size);
+``--only TEXT`` times only the URLs whose label or address contains TEXT.
 """
 
 from __future__ import annotations
@@ -123,7 +124,7 @@ def _resolve(client, url: str) -> str:
     return url
 
 
-def measure(seeded, repeat: int) -> list[tuple[str, str, int, float, float]]:
+def measure(seeded, repeat: int, only: str = "") -> list[tuple[str, str, int, float, float]]:
     from django.contrib.auth import get_user_model
     from django.test import Client
 
@@ -138,6 +139,8 @@ def measure(seeded, repeat: int) -> list[tuple[str, str, int, float, float]]:
     last = -(-seeded.pairs // 48)
     results = []
     for who, label, url in urls(seeded, last_page=last, dispute_pages=-(-disputes // 50)):
+        if only and only not in f"{label}  {url}":
+            continue
         client = clients[who]
         url = _resolve(client, url)
         status = client.get(url).status_code  # warm: the first read of a cold table
@@ -157,6 +160,9 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--keep", action="store_true", help="reuse the database seeded before")
+    parser.add_argument(
+        "--only", default="", help="time only the URLs whose label or address contains this"
+    )
     args = parser.parse_args()
     database_url = os.environ.get(
         "BENCH_DATABASE_URL", f"{LOCAL_POSTGRES}dm_scale28_bench_{args.pairs}"
@@ -197,7 +203,7 @@ def main() -> None:
     figures_refresh(project_id=seeded.project_id)
     print(f"figures refreshed (the periodic job) in {time.perf_counter() - started:.1f} s")
     load = os.getloadavg()
-    results = measure(seeded, args.repeat)
+    results = measure(seeded, args.repeat, args.only)
     after = os.getloadavg()
     print(
         f"load average (1 min) {load[0]:.1f} before timing, {after[0]:.1f} after, "

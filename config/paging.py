@@ -11,7 +11,9 @@ query: skipping a few hundred rows costs less than the second query.
 
 from __future__ import annotations
 
-from django.core.paginator import Page, Paginator
+from functools import cached_property
+
+from django.core.paginator import EmptyPage, InvalidPage, Page, PageNotAnInteger, Paginator
 from django.db.models import QuerySet
 from rest_framework.pagination import CursorPagination, PageNumberPagination
 
@@ -28,6 +30,63 @@ class IdsFirstPaginator(Paginator):
         ids = list(self.object_list.values_list("pk", flat=True)[bottom:top])
         rows = {row.pk: row for row in self.object_list.filter(pk__in=ids).order_by()}
         return Page([rows[pk] for pk in ids if pk in rows], number, self)
+
+
+class CappedCountPaginator(IdsFirstPaginator):
+    """IdsFirstPaginator whose count stops at ``cap`` rows (``capped``: there are more; show
+    "1,000+"): for a filter whose count would probe every row of a large set. Pages past the
+    cap are served as long as they hold rows (``has_next``: a row follows the page)."""
+
+    def __init__(self, object_list: QuerySet, per_page: int, *, cap: int = 1000) -> None:
+        super().__init__(object_list, per_page)
+        self.queryset = object_list
+        self.cap = cap
+        self.capped = False
+
+    @cached_property
+    def count(self) -> int:
+        counted = self.queryset.order_by()[: self.cap + 1].count()
+        self.capped = counted > self.cap
+        return min(counted, self.cap)
+
+    def validate_number(self, number) -> int:
+        if not self.count or not self.capped:  # count first: it sets capped
+            return super().validate_number(number)
+        try:
+            number = int(number)
+        except (TypeError, ValueError) as error:
+            raise PageNotAnInteger("That page number is not an integer") from error
+        if number < 1:
+            raise EmptyPage("That page number is less than 1")
+        return number
+
+    def page(self, number) -> Page:
+        number = self.validate_number(number)
+        if not self.capped:
+            return super().page(number)
+        bottom = (number - 1) * self.per_page
+        ids = list(self.queryset.values_list("pk", flat=True)[bottom : bottom + self.per_page + 1])
+        if not ids and number > 1:
+            raise EmptyPage("That page contains no results")
+        rows = {row.pk: row for row in self.queryset.filter(pk__in=ids[: self.per_page]).order_by()}
+        page = _CappedPage([rows[pk] for pk in ids[: self.per_page] if pk in rows], number, self)
+        page.followed = len(ids) > self.per_page
+        return page
+
+    def get_page(self, number) -> Page:
+        try:
+            return self.page(number)
+        except PageNotAnInteger:
+            return self.page(1)
+        except InvalidPage:
+            return self.page(1 if self.capped else self.num_pages)
+
+
+class _CappedPage(Page):
+    followed = False  # a row follows this page
+
+    def has_next(self) -> bool:
+        return self.followed
 
 
 class IdsFirstPagination(PageNumberPagination):

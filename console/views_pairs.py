@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
+from django.db.models import prefetch_related_objects
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
@@ -62,8 +63,10 @@ def _pairs_browser(request: HttpRequest, project: Project, *, large: bool) -> di
             per_page=PER_PAGE,
             after=request.GET.get("after", ""),
             before=request.GET.get("before", ""),
-            prepare=lambda pairs: pairs.select_related("agreement"),
         )
+        # The page's agreements by key afterwards: joined into a read from a cursor deep in
+        # the project, PostgreSQL merges along every agreement before it (270 ms at 1M).
+        prefetch_related_objects(page.object_list, "agreement")
     else:
         pairs = browser.pairs_browse(project, filters).select_related("agreement")
         pairs = pairs.order_by(*browser.SORT_ORDERS[sort])

@@ -7,12 +7,15 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from annotator.models import Pair
-from config.paging import IdsFirstPaginator
+from config.paging import CappedCountPaginator, IdsFirstPaginator
 from projects import access
 from projects.models import Project
 from review.adjudication import adjudication_context
 from review.gold_feedback import gold_feedback_for
 from review.selectors import disputes_queue, spot_check_sample
+
+DISPUTES_PER_PAGE = 50
+DISPUTES_COUNT_CAP = 1000  # filtered by category or reason: "1,000+"
 
 
 @login_required
@@ -21,7 +24,15 @@ def disputes(request: HttpRequest, slug: str) -> HttpResponse:
     access.project_check(request.user, project, access.Action.MANAGE)
     filters = {k: request.GET.get(k, "").strip() for k in ("category", "annotator", "reason")}
     queue = disputes_queue(project, **filters)
-    page = IdsFirstPaginator(queue, 50).get_page(request.GET.get("page"))
+    # By category or reason each disputed pair is probed (no index holds either): count up to
+    # 1,000 ("1,000+"), as the pairs browser does. By annotator the person's annotations are
+    # a small set: counted whole.
+    paginator = (
+        CappedCountPaginator(queue, DISPUTES_PER_PAGE, cap=DISPUTES_COUNT_CAP)
+        if filters["category"] or filters["reason"]
+        else IdsFirstPaginator(queue, DISPUTES_PER_PAGE)
+    )
+    page = paginator.get_page(request.GET.get("page"))
     context = {"project": project, "page": page, "filters": filters}
     return render(request, "review/disputes.html", context)
 

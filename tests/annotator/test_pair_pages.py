@@ -129,6 +129,19 @@ def test_filtered_views_count_up_to_the_cap(project, pairs, monkeypatch):
     assert (page.count, page.count_capped) == (3, True)
 
 
+def test_filtered_views_count_no_further_than_the_windows(project, pairs, monkeypatch):
+    monkeypatch.setattr(pair_pages, "COUNT_WINDOWS", 2)  # windows of 2 then 8 ids
+    umbrella = PairFilters(q="umbrella")
+    low = min(p.pk for p in pairs)
+    in_windows = pairs_browse(project, umbrella, window=(low, low + 9)).count()
+    assert 0 < in_windows < pairs_browse(project, umbrella).count()
+
+    page = pairs_page(project, umbrella, sort="oldest", per_page=3)
+
+    assert (page.count, page.count_capped) == (in_windows, True)
+    assert [p.pk for p in page.object_list] == _expected(project, umbrella, "oldest")[:3]
+
+
 def test_unfiltered_views_show_the_stored_counts(project, pairs):
     pair_counts_refresh(project.pk)
     make_pair(project)  # after the count

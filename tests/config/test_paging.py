@@ -8,7 +8,7 @@ from rest_framework.test import APIClient
 
 from annotator.models import Pair
 from config import paging
-from config.paging import IdsFirstPaginator
+from config.paging import CappedCountPaginator, IdsFirstPaginator
 from tests.factories import make_pairs
 
 
@@ -63,3 +63,28 @@ def test_the_pairs_api_keeps_its_page_numbers(project, pairs, lead):
 
     assert body["count"] == 7
     assert [p["id"] for p in body["results"]] == sorted(p.pk for p in pairs)
+
+
+@pytest.mark.parametrize("cap", [2, 4, 7, 100])
+def test_capped_pages_hold_the_rows_plain_pages_hold(project, pairs, cap):
+    rows = Pair.objects.filter(project=project).order_by("-id")
+    paginator = CappedCountPaginator(rows, 3, cap=cap)
+
+    assert (paginator.count, paginator.capped) == (min(7, cap), cap < 7)
+    for number in (1, 2, 3):
+        plain = Paginator(rows, 3).page(number)
+        capped = paginator.page(number)
+        assert list(capped.object_list) == list(plain.object_list)
+        assert capped.has_next() == plain.has_next()
+        assert capped.has_previous() == plain.has_previous()
+
+
+def test_a_capped_list_counts_no_further_than_the_cap(project, pairs, django_assert_num_queries):
+    rows = Pair.objects.filter(project=project).order_by("id")
+    paginator = CappedCountPaginator(rows, 3, cap=2)
+
+    with django_assert_num_queries(1) as counted:
+        assert paginator.count == 2
+    assert "LIMIT 3" in counted.captured_queries[0]["sql"].upper()
+    assert paginator.get_page(9).number == 1  # past the rows: the first page
+    assert paginator.get_page("x").number == 1
