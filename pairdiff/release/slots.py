@@ -35,6 +35,7 @@ COLOURS = (
     "grey",
     "magenta",
     "cyan",
+    "teal",
     "beige",
 )
 # Kind → the values a span of that kind may take; order is only the order of the regex.
