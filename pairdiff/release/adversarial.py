@@ -21,6 +21,7 @@ import hashlib
 from collections.abc import Mapping, Sequence
 
 from pairdiff.release.baselines import NaiveBayes
+from pairdiff.release.fallback import of_other_things
 from pairdiff.release.question_checks import plain, question_problem, slot_and_why
 from pairdiff.release.questions import NO_DIFFERENCE
 from pairdiff.release.slots import FIXED_KINDS, Prior, Slot, candidates, find_slots, why_false
@@ -121,6 +122,29 @@ def other_truths(
             else:
                 continue  # the same sentence but for synonyms or near numbers: maybe true
             seen.add(plain(text))
+            out.append(_negative(text, why, "category_truth", other["pair_id"]))
+    if any(s.kind not in FIXED_KINDS for s in found[truth]):
+        return out
+    # A sentence with no slot to fill ("A cup was added on the table.", "The round mission
+    # patch disappeared."): the truths of the category that say the same of other things.
+    # Those saying the same happened first, then any.
+    events = [(s.kind, plain(s.value)) for s in found[truth]]
+    others = [
+        (" ".join(o["description"].split()), o)
+        for o in pool
+        if o["pair_id"] != record["pair_id"]
+        and (not photo or _photo(o) != photo)
+        and o["category"] == record["category"]
+        and not question_problem(o)
+        and of_other_things(record, o)
+    ]
+    alike = [
+        (t, o) for t, o in others if [(s.kind, plain(s.value)) for s in _slots(t, found)] == events
+    ]
+    for text, other in [*alike, *others]:
+        if plain(text) not in seen:
+            seen.add(plain(text))
+            why = "the truth of an edit of another photo, of a thing this pair did not change"
             out.append(_negative(text, why, "category_truth", other["pair_id"]))
     return out
 

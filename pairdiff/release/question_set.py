@@ -13,6 +13,7 @@ from pairdiff.release.adversarial import adversarial, false_of, other_truths
 from pairdiff.release.baselines import text_baselines
 from pairdiff.release.controls import control_items as control_items  # importable from here
 from pairdiff.release.controls import control_rows
+from pairdiff.release.fallback import entities_of, explain, fallback_negatives, labels_of
 from pairdiff.release.question_checks import plain as _plain
 from pairdiff.release.question_checks import question_problem as question_problem
 from pairdiff.release.question_checks import says_no_change as says_no_change
@@ -22,7 +23,6 @@ from pairdiff.release.questions import (
     NO_DIFFERENCE,
     QUESTION,
     answer_positions,
-    hard_negatives,
     image_negatives,
     question_check,
     question_item,
@@ -49,8 +49,9 @@ def question_negatives(
     slots_of: Mapping[str, Sequence[Slot]] | None = None,
 ) -> tuple[list, str]:
     """The derived negatives of one record's first change and how they were made ("derived":
-    same-slot rewrites; "fallback": the older word rules and templates, for sentences with too
-    few slots). Seeded by the pair's content, so a lead's preview and the releases agree.
+    same-slot rewrites; "fallback": ``fallback.fallback_negatives``, direction turns and
+    entity swaps, for sentences with too few slots). Seeded by the pair's content, so a
+    lead's preview and the releases agree (but for the entity pool of a fallback).
     ``slots_of``: ``find_slots`` of descriptions, by text, found already."""
     change = record["changes"][0]
     seed = record.get("content_key") or record["id"]
@@ -64,13 +65,9 @@ def question_negatives(
     )
     if found is not None:
         return found, "derived"
-    negatives = hard_negatives(
+    negatives = fallback_negatives(
         description=change["description"],
-        category=change["category"],
-        entity_a=change["entity_a"],
-        entity_b=change["entity_b"],
-        absent_a=not change["boxes_a"],
-        absent_b=not change["boxes_b"],
+        entities=entities_of(record["changes"]),
         entity_pool=entity_pool,
         seed=seed,
     )
@@ -144,6 +141,8 @@ def question_set(
     record."""
     result = QuestionSet()
     published = published or {}
+    # Entity swaps name things of the release's other pairs first (``fallback``).
+    entity_pool = entity_pool or labels_of(records)
     slots_of: dict[str, list[Slot]] = {}  # each description's slots, found once
     prior = release_prior(records, slots_of=slots_of)
     frozen: dict[int, Mapping] = {}
@@ -367,7 +366,8 @@ def _derive(
         done = derived[pid]
         if isinstance(done, ValueError):
             raise done
-        return done
+        if done[1] != "fallback":  # made elsewhere without the release's entity pool
+            return done
     return question_negatives(record, entity_pool=entity_pool, prior=prior, slots_of=slots_of)
 
 
@@ -444,5 +444,8 @@ def _explained(record: Mapping, negative: str, made: str) -> dict:
     if made in ("verified", "edited"):
         why = "written by a lead" + (" and verified" if made == "verified" else "")
         return {"text": negative, "slot": "", "why": why, "made": made}
-    slot, why = _slot_and_why(record["description"], negative)
+    if made == "fallback":
+        slot, why = explain(record["description"], negative)
+    else:
+        slot, why = _slot_and_why(record["description"], negative)
     return {"text": negative, "slot": slot, "why": why, "made": made}
