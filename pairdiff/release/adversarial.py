@@ -117,7 +117,9 @@ def other_truths(
             a, b = found[truth], found[text]
             if any(why_false(x.kind, x.value, y.value) for x, y in zip(a, b, strict=True)):
                 why = "the truth of an edit of another photo, a slot false of this one"
-            elif template(truth, a) != template(text, b):
+            elif template(truth, a) != template(text, b) and not (_whole(truth) or _whole(text)):
+                # Not of the whole image: "The whole image became grainy" is no thing the
+                # photo lacks, and may be true of "The gravel became noisy".
                 why = "the truth of an edit of another photo, of a thing this one lacks"
             else:
                 continue  # the same sentence but for synonyms or near numbers: maybe true
@@ -147,6 +149,10 @@ def other_truths(
             why = "the truth of an edit of another photo, of a thing this pair did not change"
             out.append(_negative(text, why, "category_truth", other["pair_id"]))
     return out
+
+
+def _whole(text: str) -> bool:
+    return "whole image" in text.casefold()
 
 
 def _same_kinds(a: Sequence[Slot], b: Sequence[Slot]) -> bool:

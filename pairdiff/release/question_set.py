@@ -296,10 +296,15 @@ def _other_truth(
     # Else an edit of another photo in the category, said in other words: false of both.
     photos = {str(m.get("content_key") or "").split(":")[0] for m in members}
     by_text = {_plain(r["description"]): r for r in pool}
+    of_each = [
+        {n["text"] for n in other_truths(m, pool, found) if n["made"] == "category_truth"}
+        for m in members[1:]
+    ]
     for negative in found_truths:
         text = negative["text"]
         if (
             negative["made"] == "category_truth"
+            and all(text in allowed for allowed in of_each)
             and all(_plain(text) != _plain(t) for t in group.texts)
             and str(by_text[_plain(text)].get("content_key") or "").split(":")[0] not in photos
         ):

@@ -135,3 +135,25 @@ def test_a_group_of_two_takes_a_third_truth_from_another_split():
     third = set(held[0]["options"].values()) - {r["description"] for r in records[:2]}
     assert third & {r["description"] for r in records[2:]}
     assert not any("cooler" in t or "warmer" in t for t in held[0]["options"].values())
+
+
+def test_a_whole_image_truth_is_no_thing_another_photo_lacks():
+    records = _records(
+        [
+            ("test", "noise_resolution", "The gravel became noisy.", "p1"),
+            ("test", "noise_resolution", "The gravel became pixelated.", "p1"),
+            ("train", "noise_resolution", "The whole image became grainy.", "p2"),
+            ("train", "noise_resolution", "The whole image became pixelated.", "p3"),
+            ("train", "noise_resolution", "The sky became grainy.", "p4"),
+        ]
+    )
+    found = {n["text"]: n["made"] for n in other_truths(records[0], records, {})}
+    # Grainy is noisy: of the whole image it may be true of noisy gravel filling the photo.
+    assert "The whole image became grainy." not in found
+    assert found["The whole image became pixelated."] == "category_truth"  # false by its slot
+    assert found["The sky became grainy."] == "category_truth"  # a thing the gravel lacks
+    # A twin group of the two gravel pairs takes a third option false of both.
+    rows = question_set(records, seed=0, verified={}, edited={}).rows
+    group = [r for r in rows if r["pair_id"] in (1, 2)]
+    assert group[0]["twin_group"] and group[0]["options"] == group[1]["options"]
+    assert "The whole image became grainy." not in group[0]["options"].values()
