@@ -126,3 +126,17 @@ def test_a_sentence_with_no_slot_takes_truths_of_other_things_in_its_category():
     }
     assert list(found)[0] == "A bird was added on the fence."  # saying the same happened first
     assert of_other_things(records[0], records[1]) and not of_other_things(records[0], records[2])
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_made_up_colour_is_never_a_neighbour_of_the_truth_s(seed):
+    from pairdiff.release.slots import NEAR_COLOURS, candidates
+
+    for truth, colour in (
+        ("The patch changed from red to blue.", "blue"),
+        ("The car is teal.", "teal"),
+    ):
+        for c in candidates(truth, seed=str(seed), per_slot=8):
+            new = c.sentence.rstrip(".").split()[-1]
+            if c.slot.startswith("colour") and new != colour and truth.endswith(f"{colour}."):
+                assert not any({colour, new} <= g for g in NEAR_COLOURS), c.sentence
