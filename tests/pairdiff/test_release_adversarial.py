@@ -65,8 +65,10 @@ def _galaxies() -> list[dict]:
     places = ["on the left", "on the right", "in the centre", "at the top", "at the bottom"]
     rows = []
     for i, place in enumerate(places * 4):
-        split = ("train", "val", "test")[i % 3]
+        split = ("train", "val")[i % 2]
         rows.append((split, "appear_disappear", f"The galaxy {place} disappeared.", f"g{i}"))
+    # Alone in its split: no twin group can take it (groups of one split only).
+    rows.append(("test", "appear_disappear", "The galaxy on the left disappeared.", "g99"))
     return _records(rows)
 
 
@@ -74,7 +76,7 @@ def test_a_question_outside_groups_takes_other_pairs_truths_and_never_a_made_up_
     records = _galaxies()
     result = question_set(records, seed=3, verified={}, edited={})
     outside = [r for r in result.rows if not r["twin_group"]]
-    assert outside  # one split of each place leaves singles
+    assert outside  # the test split's one galaxy
     truths = {r["description"] for r in records}
     for row in result.rows:
         for n in row["negatives"]:
