@@ -163,7 +163,9 @@ def question_set(
             lead[pid] = (list(edited[pid]), "edited")
         else:
             open_.append(record)
-    truths = frozenset(_plain(r["description"]) for r in records)
+    truths: dict[str, set[str]] = {}  # each truth and the photos of the pairs it is true of
+    for r in records:
+        truths.setdefault(_plain(r["description"]), set()).add(_photo(r))
     groups = twin_groups([member_of(r, "") for r in open_], seed=seed)
     grouped: dict[int, tuple[TwinGroup, list[str]]] = {}
     for group in groups:
@@ -397,7 +399,7 @@ def _twin_row(
     texts: list[str],
     *,
     seed: int,
-    truths: frozenset[str] = frozenset(),
+    truths: Mapping[str, set[str]] | None = None,
 ) -> dict:
     """The group's options in the group's order (seeded by its id): the same four texts under
     the same letters for every member; the answer is the letter of this pair's truth."""
@@ -419,11 +421,15 @@ def _twin_row(
         else:
             slot, why = _slot_and_why(truth, text)
             made = "derived"
-            if slot == "sentence":  # _neighbour_truth: another pair's edit of the photo
+            photos = (truths or {}).get(_plain(text), set())
+            if _photo(record) in photos - {""}:  # _neighbour_truth: an edit of the photo
                 made = "neighbour"
-                why = "the truth of another pair of the same photo: an edit this pair lacks"
-            elif _plain(text) in truths:  # _other_truth: a pair of another photo or split
+                same = "the truth of another pair of the same photo: an edit this pair lacks"
+                why = same if slot == "sentence" else f"{why}; {same}"
+            elif photos:  # _other_truth, _local_truth: a pair of another photo or split
                 made = "other_truth"
+                if slot == "sentence":
+                    why = "the truth of an edit of another photo, of a thing this one lacks"
                 why = f"{why}; the truth of another pair"
         negatives.append({"text": text, "slot": group.slot, "why": why, "made": made})
     item = {"question": QUESTION, "options": letters, "answer": answer}
@@ -454,3 +460,7 @@ def _explained(record: Mapping, negative: str, made: str) -> dict:
     else:
         slot, why = _slot_and_why(record["description"], negative)
     return {"text": negative, "slot": slot, "why": why, "made": made}
+
+
+def _photo(record: Mapping) -> str:
+    return str(record.get("content_key") or "").split(":")[0]

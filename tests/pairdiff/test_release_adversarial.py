@@ -146,16 +146,20 @@ def test_a_whole_image_truth_is_no_thing_another_photo_lacks():
             ("test", "noise_resolution", "The gravel became pixelated.", "p1"),
             ("train", "noise_resolution", "The whole image became grainy.", "p2"),
             ("train", "noise_resolution", "The whole image became pixelated.", "p3"),
-            ("train", "noise_resolution", "The sky became grainy.", "p4"),
+            ("train", "noise_resolution", "The sky became noisy.", "p4"),
         ]
     )
     found = {n["text"]: n["made"] for n in other_truths(records[0], records, {})}
     # Grainy is noisy: of the whole image it may be true of noisy gravel filling the photo.
     assert "The whole image became grainy." not in found
     assert found["The whole image became pixelated."] == "category_truth"  # false by its slot
-    assert found["The sky became grainy."] == "category_truth"  # a thing the gravel lacks
+    assert found["The sky became noisy."] == "category_truth"  # a thing the gravel lacks
     # A twin group of the two gravel pairs takes a third option false of both.
     rows = question_set(records, seed=0, verified={}, edited={}).rows
     group = [r for r in rows if r["pair_id"] in (1, 2)]
     assert group[0]["twin_group"] and group[0]["options"] == group[1]["options"]
     assert "The whole image became grainy." not in group[0]["options"].values()
+    # The third option is another photo's truth, and says so (not "the same photo").
+    for row in group:
+        [third] = [n for n in row["negatives"] if n["made"] != "twin"]
+        assert third["made"] == "other_truth" and "same photo" not in third["why"]
