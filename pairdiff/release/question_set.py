@@ -416,7 +416,7 @@ def _twin_row(
         if text in group.texts:
             other = group.texts.index(text)
             why = why_false(group.slot, group.values[own], group.values[other])
-            made = "twin"
+            made, slot = "twin", group.slot
             why = f"{why}; the truth of pair {group.members[other]}"
         else:
             slot, why = _slot_and_why(truth, text)
@@ -431,7 +431,7 @@ def _twin_row(
                 if slot == "sentence":
                     why = "the truth of an edit of another photo, of a thing this one lacks"
                 why = f"{why}; the truth of another pair"
-        negatives.append({"text": text, "slot": group.slot, "why": why, "made": made})
+        negatives.append({"text": text, "slot": slot, "why": why, "made": made})
     item = {"question": QUESTION, "options": letters, "answer": answer}
     return _row(record, item, negatives, twin_group=group.id)
 

@@ -163,3 +163,4 @@ def test_a_whole_image_truth_is_no_thing_another_photo_lacks():
     for row in group:
         [third] = [n for n in row["negatives"] if n["made"] != "twin"]
         assert third["made"] == "other_truth" and "same photo" not in third["why"]
+        assert third["slot"] != "effect" or row["pair_id"] == 2  # the whole sentence, of 1
