@@ -266,8 +266,9 @@ def _pick(
     """The two candidates the models find most like truths, from the best kind that has
     two (a kind is mixed in only when the one before has too few); fewer than two when
     the pool and the record's own negatives have fewer (the question is left out)."""
-    # The older word rules read as made up: they come last, only where nothing better exists
-    # (a sentence with no slot and no other truth of its kind), so no question is lost.
+    # Fallbacks (``fallback.py``) look less like truths: they come last, only where nothing
+    # better exists (a sentence with no slot and no other truth of its kind), so no question
+    # is lost.
     kept = sorted(negatives, key=lambda n: n["made"] == "fallback")
     if not pool:
         return kept

@@ -165,6 +165,15 @@ _ANY_THING = re.compile(
     r"deleted|(?:is|are) now|grew|shrank|became (?:larger|smaller|bigger))\b",
     re.I,
 )
+# "The round mission patch disappeared.": a determiner, up to three words, the noun, a verb
+# of ``_ANY_THING`` (or an auxiliary before one).
+_SUBJECT = re.compile(
+    r"(?:the|a|an)\s+(?:[^\W\d_]+\s+){0,3}?(?P<noun>[^\W\d_]+)\s+"
+    r"(?:was\s+|were\s+|has\s+|have\s+|is\s+|are\s+)?"
+    r"(?:added|removed|appeared|disappeared|vanished|moved|placed|put|replaced|inserted|deleted|"
+    r"now|grew|shrank)\b",
+    re.I,
+)
 _DETERMINERS = frozenset(("a", "an", "the", "this", "that", "its", "their", "one"))
 _WORDS = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
 TEMPLATES = ("A {e} appeared.", "A {e} disappeared.", "A {e} moved to the left.")
@@ -244,7 +253,11 @@ def _swapped(text: str, entities: Sequence[str], others: Sequence[str]) -> list[
     mission patch" → "the bowl", never "the round mission bowl")."""
     if not _ANY_THING.search(text):  # "The dog was opened.": not every thing can be
         return []
-    for label in sorted({e.strip() for e in entities if e.strip()}, key=len, reverse=True):
+    labels = sorted({e.strip() for e in entities if e.strip()}, key=len, reverse=True)
+    subject = _SUBJECT.match(text)  # the entity not named as labelled: the sentence's subject
+    if subject and subject["noun"].casefold() not in _NOT_THINGS:
+        labels.append(subject["noun"])
+    for label in labels:
         m = _label(label).search(text)
         if m is None:
             continue

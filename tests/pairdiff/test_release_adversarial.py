@@ -98,17 +98,20 @@ def test_the_adversarial_filter_iterates_and_reports_its_rounds():
     assert report["made"].get("other_truth", 0) >= 2
 
 
-def test_a_question_with_nothing_better_keeps_the_word_rule_negatives_and_says_so():
+def test_a_question_with_nothing_better_keeps_the_fallback_negatives_and_says_so():
     """Nothing else in the release, and no slot to change but what happened: the question is
-    still asked (no question lost), with the older word-rule negatives, counted as such."""
+    still asked (no question lost), with fallback negatives, counted as such — the sentence's
+    thing swapped for another (its label here, "thing", names none: the subject is found)."""
     records = _records([("test", "appear_disappear", "The round mission patch disappeared.", "m")])
     result = question_set(records, seed=1, verified={}, edited={})
     [row] = result.rows
     assert not result.left_out
     assert result.sources["fallback"] == 1 and result.adversarial["made"] == {"fallback": 2}
+    for n in row["negatives"]:
+        assert re.fullmatch(r"The \w+ disappeared\.", n["text"]) and n["slot"] == "entity"
 
 
-def test_a_rewrite_or_another_truth_comes_before_a_word_rule():
+def test_a_rewrite_or_another_truth_comes_before_a_fallback():
     records = _records(
         [
             ("test", "attribute", "The patch changed from red to blue.", "m"),
@@ -116,7 +119,7 @@ def test_a_rewrite_or_another_truth_comes_before_a_word_rule():
         ]
     )
     result = question_set(records, seed=1, verified={}, edited={})
-    assert result.sources == {"derived": 1, "fallback": 1}  # word rules only where nothing else
+    assert result.sources == {"derived": 1, "fallback": 1}  # fallbacks only where nothing else
 
 
 def test_a_group_of_two_takes_a_third_truth_from_another_split():

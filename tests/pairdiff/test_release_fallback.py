@@ -140,3 +140,11 @@ def test_a_made_up_colour_is_never_a_neighbour_of_the_truth_s(seed):
             new = c.sentence.rstrip(".").split()[-1]
             if c.slot.startswith("colour") and new != colour and truth.endswith(f"{colour}."):
                 assert not any({colour, new} <= g for g in NEAR_COLOURS), c.sentence
+
+
+def test_a_thing_not_named_by_its_label_is_found_as_the_sentence_s_subject():
+    # No entity label in the sentence (a label of no thing, or none): the subject is swapped.
+    for entities in ([""], ["thing"], ["image"]):
+        negatives = _negatives("The round mission patch disappeared.", entities, ["car"])
+        assert negatives[0] == "The car disappeared."
+    assert _negatives("An old red car was removed.", pool=["apple"])[0] == "An apple was removed."
