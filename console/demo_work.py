@@ -29,6 +29,7 @@ def demo_work(*, project: Project, pairs: int) -> dict[str, int]:
     for user in users:
         membership_set(project=project, user=user, role=Role.ANNOTATOR)
     done = Annotation.objects.filter(annotator=users[0]).count()
+    owed = False  # a dispute due, waiting for a pair whose twin group can spare it
     for index in range(done, pairs):
         pair = _answer_next(project, users[0], index, tier="excellent")
         if pair is None:
@@ -36,8 +37,12 @@ def demo_work(*, project: Project, pairs: int) -> dict[str, int]:
         second = _lease_pair(project, users[1], pair)
         if second is not None:
             # One pair in 5 * TWINS goes to a lead: a twin group losing a member keeps two
-            # (and a third option), where one in five would break most groups.
-            tier = "good" if index % (5 * TWINS) == 4 else "excellent"
+            # (and a third option), where one in five would break most groups. Only a pair
+            # of a group of three: a group of two losing one would leave a single, which
+            # no twin group asks.
+            owed = owed or index % (5 * TWINS) == 4
+            tier = "good" if owed and _in_full_group(project, pair) else "excellent"
+            owed = owed and tier == "excellent"
             _submit(second, users[1], pair, tier=tier, nudge=1)
             agreement_compute(pair_id=pair.pk)
     built = 0
@@ -51,6 +56,14 @@ def demo_work(*, project: Project, pairs: int) -> dict[str, int]:
         )
         built = int(release_build(release.pk).status == ReleaseStatus.READY)
     return {"answered": Annotation.objects.filter(annotator=users[0]).count(), "release": built}
+
+
+def _in_full_group(project: Project, pair: Pair) -> bool:
+    """Whether the pair's twin group (``pairdiff.synth.make_pair``) has TWINS pairs here."""
+    group = (pair.metadata or {}).get("twin_group")
+    if group is None:
+        return True  # not a demo twin: any pair may go to a lead
+    return Pair.objects.filter(project=project, metadata__twin_group=group).count() >= TWINS
 
 
 def _answer_next(project: Project, user, index: int, *, tier: str) -> Pair | None:

@@ -21,6 +21,7 @@ import hashlib
 from collections.abc import Mapping, Sequence
 
 from pairdiff.release.baselines import NaiveBayes
+from pairdiff.release.fallback import of_other_things
 from pairdiff.release.question_checks import plain, question_problem, slot_and_why
 from pairdiff.release.questions import NO_DIFFERENCE
 from pairdiff.release.slots import FIXED_KINDS, Prior, Slot, candidates, find_slots, why_false
@@ -116,13 +117,42 @@ def other_truths(
             a, b = found[truth], found[text]
             if any(why_false(x.kind, x.value, y.value) for x, y in zip(a, b, strict=True)):
                 why = "the truth of an edit of another photo, a slot false of this one"
-            elif template(truth, a) != template(text, b):
+            elif template(truth, a) != template(text, b) and not (_whole(truth) or _whole(text)):
+                # Not of the whole image: "The whole image became grainy" is no thing the
+                # photo lacks, and may be true of "The gravel became noisy".
                 why = "the truth of an edit of another photo, of a thing this one lacks"
             else:
                 continue  # the same sentence but for synonyms or near numbers: maybe true
             seen.add(plain(text))
             out.append(_negative(text, why, "category_truth", other["pair_id"]))
+    if any(s.kind not in FIXED_KINDS for s in found[truth]):
+        return out
+    # A sentence with no slot to fill ("A cup was added on the table.", "The round mission
+    # patch disappeared."): the truths of the category that say the same of other things.
+    # Those saying the same happened first, then any.
+    events = [(s.kind, plain(s.value)) for s in found[truth]]
+    others = [
+        (" ".join(o["description"].split()), o)
+        for o in pool
+        if o["pair_id"] != record["pair_id"]
+        and (not photo or _photo(o) != photo)
+        and o["category"] == record["category"]
+        and not question_problem(o)
+        and of_other_things(record, o)
+    ]
+    alike = [
+        (t, o) for t, o in others if [(s.kind, plain(s.value)) for s in _slots(t, found)] == events
+    ]
+    for text, other in [*alike, *others]:
+        if plain(text) not in seen:
+            seen.add(plain(text))
+            why = "the truth of an edit of another photo, of a thing this pair did not change"
+            out.append(_negative(text, why, "category_truth", other["pair_id"]))
     return out
+
+
+def _whole(text: str) -> bool:
+    return "whole image" in text.casefold()
 
 
 def _same_kinds(a: Sequence[Slot], b: Sequence[Slot]) -> bool:
@@ -236,8 +266,9 @@ def _pick(
     """The two candidates the models find most like truths, from the best kind that has
     two (a kind is mixed in only when the one before has too few); fewer than two when
     the pool and the record's own negatives have fewer (the question is left out)."""
-    # The older word rules read as made up: they come last, only where nothing better exists
-    # (a sentence with no slot and no other truth of its kind), so no question is lost.
+    # Fallbacks (``fallback.py``) look less like truths: they come last, only where nothing
+    # better exists (a sentence with no slot and no other truth of its kind), so no question
+    # is lost.
     kept = sorted(negatives, key=lambda n: n["made"] == "fallback")
     if not pool:
         return kept

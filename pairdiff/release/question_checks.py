@@ -47,7 +47,7 @@ def slot_and_why(truth: str, negative: str) -> tuple[str, str]:
         if len(changed) == 2 and changed[0][0].value == changed[1][1].value:
             kind = changed[0][0].kind
             return f"swap:{kind}", f"the two {kind.replace('_', ' ')}s exchanged"
-    return "sentence", "a word rule changed the sentence (too few slots to fill)"
+    return "sentence", "another sentence: it differs from the truth in more than one slot"
 
 
 def plain(text: str) -> str:

@@ -13,6 +13,7 @@ from pairdiff.release.adversarial import adversarial, false_of, other_truths
 from pairdiff.release.baselines import text_baselines
 from pairdiff.release.controls import control_items as control_items  # importable from here
 from pairdiff.release.controls import control_rows
+from pairdiff.release.fallback import entities_of, explain, fallback_negatives, labels_of
 from pairdiff.release.question_checks import plain as _plain
 from pairdiff.release.question_checks import question_problem as question_problem
 from pairdiff.release.question_checks import says_no_change as says_no_change
@@ -22,7 +23,6 @@ from pairdiff.release.questions import (
     NO_DIFFERENCE,
     QUESTION,
     answer_positions,
-    hard_negatives,
     image_negatives,
     question_check,
     question_item,
@@ -49,8 +49,9 @@ def question_negatives(
     slots_of: Mapping[str, Sequence[Slot]] | None = None,
 ) -> tuple[list, str]:
     """The derived negatives of one record's first change and how they were made ("derived":
-    same-slot rewrites; "fallback": the older word rules and templates, for sentences with too
-    few slots). Seeded by the pair's content, so a lead's preview and the releases agree.
+    same-slot rewrites; "fallback": ``fallback.fallback_negatives``, direction turns and
+    entity swaps, for sentences with too few slots). Seeded by the pair's content, so a
+    lead's preview and the releases agree (but for the entity pool of a fallback).
     ``slots_of``: ``find_slots`` of descriptions, by text, found already."""
     change = record["changes"][0]
     seed = record.get("content_key") or record["id"]
@@ -64,13 +65,9 @@ def question_negatives(
     )
     if found is not None:
         return found, "derived"
-    negatives = hard_negatives(
+    negatives = fallback_negatives(
         description=change["description"],
-        category=change["category"],
-        entity_a=change["entity_a"],
-        entity_b=change["entity_b"],
-        absent_a=not change["boxes_a"],
-        absent_b=not change["boxes_b"],
+        entities=entities_of(record["changes"]),
         entity_pool=entity_pool,
         seed=seed,
     )
@@ -144,6 +141,8 @@ def question_set(
     record."""
     result = QuestionSet()
     published = published or {}
+    # Entity swaps name things of the release's other pairs first (``fallback``).
+    entity_pool = entity_pool or labels_of(records)
     slots_of: dict[str, list[Slot]] = {}  # each description's slots, found once
     prior = release_prior(records, slots_of=slots_of)
     frozen: dict[int, Mapping] = {}
@@ -164,7 +163,9 @@ def question_set(
             lead[pid] = (list(edited[pid]), "edited")
         else:
             open_.append(record)
-    truths = frozenset(_plain(r["description"]) for r in records)
+    truths: dict[str, set[str]] = {}  # each truth and the photos of the pairs it is true of
+    for r in records:
+        truths.setdefault(_plain(r["description"]), set()).add(_photo(r))
     groups = twin_groups([member_of(r, "") for r in open_], seed=seed)
     grouped: dict[int, tuple[TwinGroup, list[str]]] = {}
     for group in groups:
@@ -297,10 +298,15 @@ def _other_truth(
     # Else an edit of another photo in the category, said in other words: false of both.
     photos = {str(m.get("content_key") or "").split(":")[0] for m in members}
     by_text = {_plain(r["description"]): r for r in pool}
+    of_each = [
+        {n["text"] for n in other_truths(m, pool, found) if n["made"] == "category_truth"}
+        for m in members[1:]
+    ]
     for negative in found_truths:
         text = negative["text"]
         if (
             negative["made"] == "category_truth"
+            and all(text in allowed for allowed in of_each)
             and all(_plain(text) != _plain(t) for t in group.texts)
             and str(by_text[_plain(text)].get("content_key") or "").split(":")[0] not in photos
         ):
@@ -367,7 +373,8 @@ def _derive(
         done = derived[pid]
         if isinstance(done, ValueError):
             raise done
-        return done
+        if done[1] != "fallback":  # made elsewhere without the release's entity pool
+            return done
     return question_negatives(record, entity_pool=entity_pool, prior=prior, slots_of=slots_of)
 
 
@@ -392,7 +399,7 @@ def _twin_row(
     texts: list[str],
     *,
     seed: int,
-    truths: frozenset[str] = frozenset(),
+    truths: Mapping[str, set[str]] | None = None,
 ) -> dict:
     """The group's options in the group's order (seeded by its id): the same four texts under
     the same letters for every member; the answer is the letter of this pair's truth."""
@@ -409,18 +416,22 @@ def _twin_row(
         if text in group.texts:
             other = group.texts.index(text)
             why = why_false(group.slot, group.values[own], group.values[other])
-            made = "twin"
+            made, slot = "twin", group.slot
             why = f"{why}; the truth of pair {group.members[other]}"
         else:
             slot, why = _slot_and_why(truth, text)
             made = "derived"
-            if slot == "sentence":  # _neighbour_truth: another pair's edit of the photo
+            photos = (truths or {}).get(_plain(text), set())
+            if _photo(record) in photos - {""}:  # _neighbour_truth: an edit of the photo
                 made = "neighbour"
-                why = "the truth of another pair of the same photo: an edit this pair lacks"
-            elif _plain(text) in truths:  # _other_truth: a pair of another photo or split
+                same = "the truth of another pair of the same photo: an edit this pair lacks"
+                why = same if slot == "sentence" else f"{why}; {same}"
+            elif photos:  # _other_truth, _local_truth: a pair of another photo or split
                 made = "other_truth"
+                if slot == "sentence":
+                    why = "the truth of an edit of another photo, of a thing this one lacks"
                 why = f"{why}; the truth of another pair"
-        negatives.append({"text": text, "slot": group.slot, "why": why, "made": made})
+        negatives.append({"text": text, "slot": slot, "why": why, "made": made})
     item = {"question": QUESTION, "options": letters, "answer": answer}
     return _row(record, item, negatives, twin_group=group.id)
 
@@ -444,5 +455,12 @@ def _explained(record: Mapping, negative: str, made: str) -> dict:
     if made in ("verified", "edited"):
         why = "written by a lead" + (" and verified" if made == "verified" else "")
         return {"text": negative, "slot": "", "why": why, "made": made}
-    slot, why = _slot_and_why(record["description"], negative)
+    if made == "fallback":
+        slot, why = explain(record["description"], negative)
+    else:
+        slot, why = _slot_and_why(record["description"], negative)
     return {"text": negative, "slot": slot, "why": why, "made": made}
+
+
+def _photo(record: Mapping) -> str:
+    return str(record.get("content_key") or "").split(":")[0]

@@ -35,6 +35,7 @@ COLOURS = (
     "grey",
     "magenta",
     "cyan",
+    "teal",
     "beige",
 )
 # Kind → the values a span of that kind may take; order is only the order of the regex.
@@ -104,6 +105,22 @@ OPPOSITE_EVENT = {
     "shrank": "grew larger",
     "grew larger": "shrank",
 }
+# Colours a reader may give one hue (a blue patch called cyan, a teal one green): a made-up
+# negative never takes a neighbour of the truth's colour, which might be true of the image.
+# Twins are real pairs' truths, each true of its own image: they keep to ``SYNONYMS`` only.
+NEAR_COLOURS: tuple[frozenset[str], ...] = tuple(
+    frozenset(group.split("|"))
+    for group in (
+        "blue|cyan|teal|turquoise|navy|purple|violet",
+        "green|teal|cyan|turquoise",
+        "red|pink|magenta|orange|maroon",
+        "orange|yellow|brown|beige|gold",
+        "purple|violet|magenta|pink",
+        "grey|gray|silver|white",
+        "grey|gray|silver|black",
+        "brown|beige|maroon",
+    )
+)
 MIN_COUNT_GAP = 2  # counts a negative may say: at least this far from the truth
 MIN_ANGLE_GAP = 15  # degrees
 MIN_AREA_RATIO = 1.2  # resolutions: the larger area at least this much the smaller
@@ -298,6 +315,7 @@ def candidates(
             and _keeps_order(slot, v, slots)
             and _fits(slot, v)
             and why_false(slot.kind, slot.value, v)
+            and not near_colour(slot, v)
         )
         for value in itertools.islice(options, per_slot):
             found.append(Candidate(_replace(text, [(slot, value)]), slot.key))
@@ -325,6 +343,15 @@ def candidates(
 def _value_key(value: str) -> str:
     key = " ".join(value.split())
     return key.lower() if key.lower() in _LISTED_VALUES else key
+
+
+def near_colour(slot: Slot, value: str) -> bool:
+    """Whether ``value`` in a colour slot is a neighbour of the slot's colour
+    (``NEAR_COLOURS``): "cyan" of a blue patch may be true."""
+    if slot.kind != "colour":
+        return False
+    a, b = slot.value.casefold(), value.casefold()
+    return any(a in group and b in group for group in NEAR_COLOURS)
 
 
 def _fits(slot: Slot, value: str) -> bool:

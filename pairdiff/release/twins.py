@@ -99,12 +99,36 @@ def twin_groups(members: Sequence[Member], *, seed: int | str = 0) -> list[TwinG
             # categories (noisy: noise, blurred: texture) would tell its members apart.
             key = (member.split, member.category, slot.kind, template)
             buckets[key].append((member, slot))
+    # The buckets with most distinct values first: they make groups of three. A member has a
+    # bucket per slot ("The galaxy at the top moved to the left": by place and by heading), and
+    # the buckets taken first may strand others' members; the fewest left out wins, then the
+    # first order.
+    best: tuple[int, list[TwinGroup]] | None = None
+    for order in (
+        sorted(buckets, key=lambda k: (-_distinct(buckets[k]), k)),
+        sorted(buckets, key=lambda k: (_distinct(buckets[k]), k)),
+    ):
+        groups = _grouped(buckets, order)
+        left = len(members) - sum(len(g.members) for g in groups)
+        if best is None or left < best[0]:
+            best = (left, groups)
+    assert best is not None
+    return sorted(best[1], key=lambda g: g.id)
+
+
+def _grouped(buckets: Mapping[tuple, list[tuple[Member, Slot]]], order: list[tuple]) -> list:
     taken: set[int | str] = set()
     groups: list[TwinGroup] = []
-    # The buckets with most distinct values first: they make groups of three.
-    order = sorted(buckets, key=lambda k: (-_distinct(buckets[k]), k))
     for key in order:
         while True:
+            # Four different truths left make two groups of two (each with a third option),
+            # not three and a single no group asks (a repeat would join its twin's group).
+            free = {
+                " ".join(m.description.casefold().split())
+                for m, _ in buckets[key]
+                if m.key not in taken
+            }
+            size = 2 if len(free) == 4 else GROUP_SIZE
             chosen: list[tuple[Member, Slot]] = []
             for member, slot in buckets[key]:
                 if member.key in taken:
@@ -113,14 +137,14 @@ def twin_groups(members: Sequence[Member], *, seed: int | str = 0) -> list[TwinG
                     why_false(slot.kind, slot.value, s.value) for _, s in chosen
                 ):
                     chosen.append((member, slot))
-                if len(chosen) == GROUP_SIZE:
+                if len(chosen) == size:
                     break
             if len(chosen) < 2:
                 break
             taken.update(m.key for m, _ in chosen)
             groups.append(_group(chosen, key[2]))
         _join_repeats(buckets[key], groups, taken, key[2])
-    return sorted(groups, key=lambda g: g.id)
+    return groups
 
 
 def _join_repeats(

@@ -105,6 +105,9 @@ def recolour_region(rng: np.random.Generator, turn: int, variant: int = 0) -> Ed
     hue, value = float(np.median(coloured[:, 0])), float(np.median(coloured[:, 2]))
     palette = [0.0, 0.08, 0.15, 0.33, 0.5, 0.62, 0.78, 0.9]
     far = [h for h in palette if min(abs(h - hue), 1 - abs(h - hue)) >= 0.2]
+    # Never a target named like the old colour ("from green to green": a yellowish green
+    # eye is far in hue from green but said to be green already).
+    far = [h for h in far if hue_name(h, value).split()[-1] != old] or far
     target = float(pick_variant(rng, far, variant))
     new = hue_name(target, value)
     boxes = []
@@ -136,6 +139,8 @@ def recolour_region(rng: np.random.Generator, turn: int, variant: int = 0) -> Ed
 
 
 def add_noise(rng: np.random.Generator, turn: int, variant: int = 0) -> Edit:
+    if turn % 3 == 1 and variant % 2 == 1:
+        return _pixelate_all(rng)
     if turn % 3 == 1:
         name, img = _global_photo(rng)
         sigma = float(rng.uniform(6.0, 11.0))
@@ -158,6 +163,28 @@ def add_noise(rng: np.random.Generator, turn: int, variant: int = 0) -> Edit:
     # Twins of one category (a question shows it): noisy and pixelated; the third variant is
     # the first again, byte for byte, which the demo skips as a repeat.
     return _effect(rng, name, alpha, y0, x0, entity, phrase, variant % 2)
+
+
+def _pixelate_all(rng: np.random.Generator) -> Edit:
+    """The whole photo pixelated: the twin of "The whole image became grainy." (the same photo,
+    drawn first from the same generator), so the two make a twin group; the third twin
+    repeats the first byte for byte (the demo skips it)."""
+    name, img = _global_photo(rng)
+    h, w = img.shape[:2]
+    block = max(4, min(h, w) // 96)
+    small = Image.fromarray(img).resize((max(1, w // block), max(1, h // block)))
+    out = np.asarray(small.resize((w, h), Image.Resampling.NEAREST), np.uint8)
+    box = whole(img)
+    return Edit(
+        photo=name,
+        image_a=img,
+        image_b=out,
+        instruction="Pixelate the whole image.",
+        changes=[
+            change("add_noise", "The whole image became pixelated.", "image", "image", [box], [box])
+        ],
+        params={"block": block, "scope": "global"},
+    )
 
 
 def _effect(
@@ -251,7 +278,9 @@ def lighting(rng: np.random.Generator, turn: int, variant: int = 0) -> Edit:
             ],
             params={"gamma": round(gamma, 3), "scope": "global"},
         )
-    name, alpha, y0, x0, entity, phrase = _region(rng, "light" if brighter else "shadow", edge=1.0)
+    # One region for both twins (light and shadow): the surfaces a shadow shows on, which a
+    # light shows on too.
+    name, alpha, y0, x0, entity, phrase = _region(rng, "shadow", edge=1.0)
     img = photo(name)
     out = img.copy()
     base = _crop(img, alpha, y0, x0)

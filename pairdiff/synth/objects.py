@@ -118,7 +118,9 @@ def paste_object(rng: np.random.Generator, turn: int, variant: int = 0) -> Edit:
 def remove_object(rng: np.random.Generator, turn: int, variant: int = 0) -> Edit:
     # Floodlights are not removed: their halo and the girders behind them cannot be rebuilt
     # from the surroundings without leaving a visible haze.
-    source = ("coin", "galaxy", "patch")[turn % 3]
+    # Not the mission patch: it is the only one of its kind, so twins removing it would all
+    # say "The round mission patch disappeared." (one pair, no twin); coins again instead.
+    source = ("coin", "galaxy", "coin")[turn % 3]
     if source == "coin":
         # Twins take three coins of one row: their names differ in the position only.
         row = pick(rng, sorted({c.name.split(" in the ")[-1] for c in coins()}))
@@ -161,8 +163,11 @@ def move_object(rng: np.random.Generator, turn: int, variant: int = 0) -> Edit:
         img = photo(name)
         phrase, light = blob.name, False
         top, mask, oy, ox = _lift(blob, img, light)
-        # Spots on the suit that are flat orange and clear of the straps, ring and helmet.
-        dy, dx = pick(rng, ((-62, -8), (-40, -75), (20, -78)))
+        # Spots on the suit that are flat orange and clear of the straps, ring and helmet:
+        # twins go up (0) and to the left (1), which share no part; the third twin repeats
+        # the first byte for byte (the demo skips it) — "up and to the left" would be
+        # partly true of both.
+        dy, dx = ((-62, -8), (20, -78))[variant % 3 % 2]
         y, x = oy + dy, ox + dx
     out = img.copy()
     box_a = fill(out, blob.mask, blob.y0, blob.x0, rng)
@@ -245,7 +250,10 @@ def _scaled(pix: np.ndarray, mask: np.ndarray, s: float) -> tuple[np.ndarray, np
 def resize_object(rng: np.random.Generator, turn: int, variant: int = 0) -> Edit:
     source = ("coin", "galaxy", "patch")[turn % 3]
     if source == "coin":
-        name, blob = "coins", pick(rng, coins())
+        # A coin with room to grow: twins make it larger and smaller (the third repeats the
+        # first), where a crowded coin could only shrink, three times the same sentence.
+        roomy = [c for c in coins() if not _crowded(c)]
+        name, blob = "coins", pick(rng, roomy or coins())
         phrase, light = blob.name, False
         others = [c.box for c in coins() if c is not blob]
         s = float(rng.uniform(1.15, 1.25))
@@ -291,6 +299,12 @@ def resize_object(rng: np.random.Generator, turn: int, variant: int = 0) -> Edit
         ],
         params={"scale": round(s, 3)},
     )
+
+
+def _crowded(coin: Blob) -> bool:
+    """Whether the coin grown by the most ``resize_object`` grows it would touch another."""
+    grown = _grown_box(coin.box, 1.25)
+    return any(overlaps(grown, c.box, gap=2) for c in coins() if c is not coin)
 
 
 def _grown_box(box: Xyxy, s: float) -> Xyxy:

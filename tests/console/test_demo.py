@@ -40,6 +40,10 @@ def test_demo_work_leaves_verdicts_a_dispute_and_a_release_once(db, capsys):
 
     statuses = Counter(Pair.objects.values_list("status", flat=True))
     assert statuses == {"imported": 5, "accepted": 4, "disputed": 1}  # the 5th got "good"
+    # Only a pair of a full twin group goes to a lead: its group keeps two (issue 25).
+    disputed = Pair.objects.get(status="disputed")
+    group = disputed.metadata["twin_group"]
+    assert Pair.objects.filter(metadata__twin_group=group).count() == 3
     [release] = Release.objects.all()
     assert release.name == "demo-v1" and release.status == "ready"
     assert release.records.count() == 4

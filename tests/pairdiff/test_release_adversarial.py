@@ -65,8 +65,10 @@ def _galaxies() -> list[dict]:
     places = ["on the left", "on the right", "in the centre", "at the top", "at the bottom"]
     rows = []
     for i, place in enumerate(places * 4):
-        split = ("train", "val", "test")[i % 3]
+        split = ("train", "val")[i % 2]
         rows.append((split, "appear_disappear", f"The galaxy {place} disappeared.", f"g{i}"))
+    # Alone in its split: no twin group can take it (groups of one split only).
+    rows.append(("test", "appear_disappear", "The galaxy on the left disappeared.", "g99"))
     return _records(rows)
 
 
@@ -74,7 +76,7 @@ def test_a_question_outside_groups_takes_other_pairs_truths_and_never_a_made_up_
     records = _galaxies()
     result = question_set(records, seed=3, verified={}, edited={})
     outside = [r for r in result.rows if not r["twin_group"]]
-    assert outside  # one split of each place leaves singles
+    assert outside  # the test split's one galaxy
     truths = {r["description"] for r in records}
     for row in result.rows:
         for n in row["negatives"]:
@@ -96,17 +98,20 @@ def test_the_adversarial_filter_iterates_and_reports_its_rounds():
     assert report["made"].get("other_truth", 0) >= 2
 
 
-def test_a_question_with_nothing_better_keeps_the_word_rule_negatives_and_says_so():
+def test_a_question_with_nothing_better_keeps_the_fallback_negatives_and_says_so():
     """Nothing else in the release, and no slot to change but what happened: the question is
-    still asked (no question lost), with the older word-rule negatives, counted as such."""
+    still asked (no question lost), with fallback negatives, counted as such — the sentence's
+    thing swapped for another (its label here, "thing", names none: the subject is found)."""
     records = _records([("test", "appear_disappear", "The round mission patch disappeared.", "m")])
     result = question_set(records, seed=1, verified={}, edited={})
     [row] = result.rows
     assert not result.left_out
     assert result.sources["fallback"] == 1 and result.adversarial["made"] == {"fallback": 2}
+    for n in row["negatives"]:
+        assert re.fullmatch(r"The \w+ disappeared\.", n["text"]) and n["slot"] == "entity"
 
 
-def test_a_rewrite_or_another_truth_comes_before_a_word_rule():
+def test_a_rewrite_or_another_truth_comes_before_a_fallback():
     records = _records(
         [
             ("test", "attribute", "The patch changed from red to blue.", "m"),
@@ -114,7 +119,7 @@ def test_a_rewrite_or_another_truth_comes_before_a_word_rule():
         ]
     )
     result = question_set(records, seed=1, verified={}, edited={})
-    assert result.sources == {"derived": 1, "fallback": 1}  # word rules only where nothing else
+    assert result.sources == {"derived": 1, "fallback": 1}  # fallbacks only where nothing else
 
 
 def test_a_group_of_two_takes_a_third_truth_from_another_split():
@@ -135,3 +140,30 @@ def test_a_group_of_two_takes_a_third_truth_from_another_split():
     third = set(held[0]["options"].values()) - {r["description"] for r in records[:2]}
     assert third & {r["description"] for r in records[2:]}
     assert not any("cooler" in t or "warmer" in t for t in held[0]["options"].values())
+
+
+def test_a_whole_image_truth_is_no_thing_another_photo_lacks():
+    records = _records(
+        [
+            ("test", "noise_resolution", "The gravel became noisy.", "p1"),
+            ("test", "noise_resolution", "The gravel became pixelated.", "p1"),
+            ("train", "noise_resolution", "The whole image became grainy.", "p2"),
+            ("train", "noise_resolution", "The whole image became pixelated.", "p3"),
+            ("train", "noise_resolution", "The sky became noisy.", "p4"),
+        ]
+    )
+    found = {n["text"]: n["made"] for n in other_truths(records[0], records, {})}
+    # Grainy is noisy: of the whole image it may be true of noisy gravel filling the photo.
+    assert "The whole image became grainy." not in found
+    assert found["The whole image became pixelated."] == "category_truth"  # false by its slot
+    assert found["The sky became noisy."] == "category_truth"  # a thing the gravel lacks
+    # A twin group of the two gravel pairs takes a third option false of both.
+    rows = question_set(records, seed=0, verified={}, edited={}).rows
+    group = [r for r in rows if r["pair_id"] in (1, 2)]
+    assert group[0]["twin_group"] and group[0]["options"] == group[1]["options"]
+    assert "The whole image became grainy." not in group[0]["options"].values()
+    # The third option is another photo's truth, and says so (not "the same photo").
+    for row in group:
+        [third] = [n for n in row["negatives"] if n["made"] != "twin"]
+        assert third["made"] == "other_truth" and "same photo" not in third["why"]
+        assert third["slot"] != "effect" or row["pair_id"] == 2  # the whole sentence, of 1

@@ -418,3 +418,41 @@ def test_a_repeated_truth_joins_the_group_that_has_it_and_the_group_still_needs_
         ]
         == 0.0
     )
+
+
+def _moves(rows: list[str]) -> list:
+    from pairdiff.release.twins import Member
+
+    place = {"br": "at the bottom right", "t": "at the top", "tr": "at the top right"}
+    place |= {"c": "in the centre", "l": "on the left"}
+    out = []
+    for i, row in enumerate(rows):
+        where, way = row.split("|")
+        text = f"The galaxy {place[where]} moved {way}."
+        out.append(Member(i, "val", "position", "", text, str(i)))
+    return out
+
+
+def test_the_grouping_that_leaves_fewest_members_out_wins():
+    from pairdiff.release.twins import twin_groups
+
+    # Each move has two slots (place and heading): grouping by place first stranded two of
+    # these (the galaxies of a 400-pair demo release), grouping by heading first none.
+    ways = ("to the left", "to the right", "up")
+    rows = ["br|to the left", "br|up"]
+    rows += [f"{w}|{d}" for w in ("t", "tr", "l") for d in ways for _ in range(2)]
+    rows += [f"{w}|{d}" for w in ("t", "c") for d in ways]
+    members = _moves(rows)
+    groups = twin_groups(members)
+    assert sum(len(g.members) for g in groups) == len(members)
+    for g in groups:
+        texts = list(dict.fromkeys(g.texts))
+        assert len(texts) >= 2 and len(g.members) <= 2 * len(texts)
+
+
+def test_four_different_truths_make_two_groups_of_two_not_three_and_a_single():
+    from pairdiff.release.twins import twin_groups
+
+    members = _moves(["t|to the left", "t|to the right", "t|up", "t|down"])
+    groups = twin_groups(members)
+    assert sorted(len(g.members) for g in groups) == [2, 2]
