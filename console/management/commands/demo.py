@@ -15,7 +15,8 @@ class Command(BaseCommand):
             "--worked",
             type=int,
             default=18,
-            help="pairs two simulated annotators answer (verdicts, disputes, a release)",
+            help="pairs two simulated annotators answer (verdicts, disputes, a release); at most "
+            "half of --pairs, the rest are left for people trying the workspace",
         )
 
     def handle(self, *args, pairs, annotators, seed, worked, **options):
