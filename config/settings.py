@@ -202,6 +202,9 @@ CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND") or None
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A worker child whose memory passed this (kilobytes) after a task (a big import, figures of a
+# large project) is replaced before its next one, so a day-long run cannot creep; 0: never.
+CELERY_WORKER_MAX_MEMORY_PER_CHILD = env_int("CELERY_WORKER_MAX_MEMORY_PER_CHILD", 400_000) or None
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 # Publishing fails fast: web requests enqueue after commit and must not hang on a dead or stuck

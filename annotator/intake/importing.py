@@ -6,6 +6,7 @@ import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
@@ -94,10 +95,10 @@ def pairs_import(
         categories=project.category_slugs,
     )
 
-    def run(batch: list[ManifestRow], stored: Callable[[], None]) -> None:
+    def run(batch: list[ManifestRow], on_rows: Callable[[], None]) -> None:
         outcomes = checker.outcomes(batch)
         accepted = _accept(project, batch, outcomes, seen, report)
-        _store_batch(project, accepted, actor, job, report, stored)
+        _store_batch(project, accepted, actor, job, report, on_rows)
 
     with checker:
         return import_batches(
@@ -125,7 +126,7 @@ def import_batches(
 ) -> R:
     """``run`` over ``items`` in batches of BATCH_SIZE with the source open, reporting progress
     on the job; the job ends failed with what was done if anything raises, else succeeded.
-    ``run(batch, stored)`` calls ``stored`` inside the transaction that stores the batch's
+    ``run(batch, on_rows)`` calls ``on_rows`` inside the transaction that stores the batch's
     rows, so a process killed between the two never leaves a job saying less than it kept."""
     job_start(job, total=report.rows)
     done = done_before
@@ -133,7 +134,7 @@ def import_batches(
         with source:
             for batch in batches(items):
                 after = done + len(batch)
-                run(batch, lambda after=after: job_progress(job, done=after))
+                run(batch, partial(job_progress, job, done=after))
                 done = after
                 job_progress(job, done=done)  # also when the batch stored no row
                 if progress:
@@ -217,13 +218,13 @@ def _store_batch(
     actor,
     job: Job,
     report: ImportReport,
-    stored: Callable[[], None],
+    on_rows: Callable[[], None],
 ) -> None:
     if not batch:
         return
-    checked = [c for _, c in batch]
+    items = [c for _, c in batch]
     try:
-        pairs = pairs_store(project=project, checked=checked, actor=actor, job=job, on_rows=stored)
+        pairs = pairs_store(project=project, checked=items, actor=actor, job=job, on_rows=on_rows)
     except DB_UNAVAILABLE:
         raise  # the database is gone, not a row: the job fails and says so
     except DatabaseError:

@@ -102,9 +102,9 @@ def labelstudio_import(
     seen: dict[tuple[str, str], int] = {}
     finder = ImageFinder(source.names())
 
-    def run(batch: list[LSTask], stored: Callable[[], None]) -> None:
+    def run(batch: list[LSTask], on_rows: Callable[[], None]) -> None:
         checked = _check_batch(project, batch, source, finder, seen, report)
-        for task, pair in _store_batch(project, checked, actor, job, report, stored):
+        for task, pair in _store_batch(project, checked, actor, job, report, on_rows):
             _answers_import(task, pair, plan, job, report)
 
     import_batches(
@@ -172,13 +172,13 @@ def _store_batch(
     actor,
     job: Job,
     report: LabelStudioReport,
-    stored: Callable[[], None],
+    on_rows: Callable[[], None],
 ) -> list[tuple[LSTask, Pair]]:
     if not batch:
         return []
-    checked = [c for _, c in batch]
+    items = [c for _, c in batch]
     try:
-        pairs = pairs_store(project=project, checked=checked, actor=actor, job=job, on_rows=stored)
+        pairs = pairs_store(project=project, checked=items, actor=actor, job=job, on_rows=on_rows)
         stored = [(task, pair) for (task, _), pair in zip(batch, pairs, strict=True)]
     except IntegrityError:
         # Another import stored one of these pairs meanwhile: retry task by task so only the
