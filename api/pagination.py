@@ -16,17 +16,22 @@ CURSOR = OpenApiParameter(
 
 
 def paginated(
-    name: str, results: serializers.Field, *, cursor: bool = False
+    name: str, results: serializers.Field, *, cursor: bool = False, capped: bool = False
 ) -> type[serializers.Serializer]:
     """A serializer class (component ``Paginated<name>List``) for one page of ``results``;
-    ``cursor``: the list also answers ``?cursor=``, whose pages carry no count."""
+    ``cursor``: the list also answers ``?cursor=``, whose pages carry no count; ``capped``:
+    the count may stop at a cap (``count_capped``)."""
     count = (
         serializers.IntegerField(required=False, help_text="absent on ?cursor= pages")
         if cursor
         else serializers.IntegerField()
     )
-    fields = {
-        "count": count,
+    fields: dict[str, serializers.Field] = {"count": count}
+    if capped:
+        fields["count_capped"] = serializers.BooleanField(
+            help_text="true: the count stopped at its cap and more rows follow"
+        )
+    fields |= {
         "next": serializers.URLField(allow_null=True),
         "previous": serializers.URLField(allow_null=True),
         "results": results,

@@ -15,7 +15,7 @@ from api.errors import error_response
 from api.pagination import PAGE, paginated
 from api.parsers import query_text
 from api.serializers import StrictJSONField
-from config.paging import IdsFirstPagination
+from config.paging import CappedCountPagination, FlaggedCountPagination
 from pairdiff.answers import AnswerInvalid
 from projects import access
 from projects.models import Project
@@ -56,15 +56,18 @@ class ResolutionSerializer(serializers.Serializer):
         *(OpenApiParameter(name, str) for name in ("category", "annotator", "reason")),
         PAGE,
     ],
-    responses={200: paginated("Dispute", DisputeSerializer(many=True)), **ERRORS},
+    responses={200: paginated("Dispute", DisputeSerializer(many=True), capped=True), **ERRORS},
 )
 @api_view(["GET"])
 def disputes(request: Request, slug: str) -> Response:
-    """Disputed pairs of the project, oldest first, with the reasons (leads)."""
+    """Disputed pairs of the project, oldest first, with the reasons (leads). Filtered by
+    category or reason the count stops at 1,000 (``count_capped``: more follow), as on the
+    disputes page: each disputed pair is probed for those."""
     project = get_object_or_404(Project, slug=slug)
     access.project_check(request.user, project, access.Action.MANAGE)
     filters = {k: query_text(request, k) for k in ("category", "annotator", "reason")}
-    paginator = IdsFirstPagination()
+    capped = bool(filters["category"] or filters["reason"])
+    paginator = CappedCountPagination() if capped else FlaggedCountPagination()
     page = paginator.paginate_queryset(disputes_queue(project, **filters), request)
     return paginator.get_paginated_response(DisputeSerializer(page, many=True).data)
 

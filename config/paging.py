@@ -16,8 +16,10 @@ from functools import cached_property
 from django.core.paginator import EmptyPage, InvalidPage, Page, PageNotAnInteger, Paginator
 from django.db.models import QuerySet
 from rest_framework.pagination import CursorPagination, PageNumberPagination
+from rest_framework.response import Response
 
 DEEP = 1000  # rows skipped from which a page is read ids first
+COUNT_CAP = 1000  # CappedCountPaginator's count stops here unless told otherwise
 
 
 class IdsFirstPaginator(Paginator):
@@ -37,10 +39,10 @@ class CappedCountPaginator(IdsFirstPaginator):
     "1,000+"): for a filter whose count would probe every row of a large set. Pages past the
     cap are served as long as they hold rows (``has_next``: a row follows the page)."""
 
-    def __init__(self, object_list: QuerySet, per_page: int, *, cap: int = 1000) -> None:
+    def __init__(self, object_list: QuerySet, per_page: int, *, cap: int | None = None) -> None:
         super().__init__(object_list, per_page)
         self.queryset = object_list
-        self.cap = cap
+        self.cap = COUNT_CAP if cap is None else cap
         self.capped = False
 
     @cached_property
@@ -92,7 +94,32 @@ class _CappedPage(Page):
 class IdsFirstPagination(PageNumberPagination):
     """DRF's page-numbered pagination (``?page=``) reading pages with IdsFirstPaginator."""
 
-    django_paginator_class = IdsFirstPaginator
+    django_paginator_class: type[Paginator] = IdsFirstPaginator
+
+
+class FlaggedCountPagination(IdsFirstPagination):
+    """IdsFirstPagination whose answers say whether ``count`` is whole (``count_capped``
+    false) or stopped at a cap (CappedCountPagination), for lists that answer either way."""
+
+    def get_paginated_response(self, data) -> Response:
+        assert self.page is not None  # paginate_queryset ran
+        paginator = self.page.paginator
+        return Response(
+            {
+                "count": paginator.count,
+                "count_capped": getattr(paginator, "capped", False),
+                "next": self.get_next_link(),
+                "previous": self.get_previous_link(),
+                "results": data,
+            }
+        )
+
+
+class CappedCountPagination(FlaggedCountPagination):
+    """``count`` stops at CappedCountPaginator's cap and ``count_capped`` says more rows follow;
+    pages past the cap are served while they hold rows."""
+
+    django_paginator_class: type[Paginator] = CappedCountPaginator
 
 
 class IdCursorPagination(CursorPagination):

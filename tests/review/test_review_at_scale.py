@@ -8,10 +8,12 @@ from __future__ import annotations
 import random
 
 import pytest
+from rest_framework.test import APIClient
 
 from annotator.leasing import assignment_lease_next
 from annotator.models import Pair, PairStatus, Prediction
 from annotator.submitting import annotation_submit
+from config import paging
 from console.pairs import pairs_filter_choices
 from projects.creating import project_create
 from projects.models import Preset
@@ -149,3 +151,26 @@ def test_probing_gives_up_on_a_sparse_set(project, annotator_1, annotator_2, mon
     monkeypatch.setattr(selectors, "PROBE_ROUNDS", 1)
     assert selectors._probed(Pair.objects.none(), random.Random(0), range(5), 1) is None
     assert len(spot_check_sample(project, n=1, seed=3)) == 1
+
+
+def test_the_api_walks_a_capped_category_by_its_next_links(project, queue, lead, monkeypatch):
+    monkeypatch.setattr(paging, "COUNT_CAP", 3)
+    monkeypatch.setattr(paging.FlaggedCountPagination, "page_size", 2)
+    api = APIClient()
+    api.force_authenticate(lead)
+    expected = list(disputes_queue(project, category="attribute").values_list("pk", flat=True))
+
+    first = api.get("/api/v1/projects/cars/disputes/?category=attribute").json()
+    seen, body = [], first
+    while True:
+        seen += [row["id"] for row in body["results"]]
+        if not body["next"]:
+            break
+        body = api.get(body["next"]).json()
+
+    assert (first["count"], first["count_capped"]) == (3, True)
+    assert seen == expected and len(expected) == 5
+    exact = api.get("/api/v1/projects/cars/disputes/?category=object").json()
+    assert (exact["count"], exact["count_capped"]) == (2, False)
+    whole = api.get("/api/v1/projects/cars/disputes/").json()
+    assert (whole["count"], whole["count_capped"]) == (7, False)
