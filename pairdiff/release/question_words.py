@@ -93,26 +93,6 @@ PREFERENCES = {
 }
 
 
-# Letters a reader (or OCR) confuses: a text negative changes one of them.
-LOOKALIKE = {
-    "a": "e",
-    "e": "a",
-    "i": "l",
-    "l": "i",
-    "o": "a",
-    "n": "m",
-    "m": "n",
-    "r": "n",
-    "u": "v",
-    "t": "f",
-    "c": "e",
-    "s": "z",
-    "d": "b",
-    "b": "d",
-    "g": "q",
-    "h": "n",
-}
-
 # Real words a quoted text may be replaced with (besides the other texts of the release):
 # a negative never reads as a misspelling, which would tell it from the truth.
 _WORD_LIST = """open close start stop entry exit north south east west water paper stone metal
@@ -140,20 +120,3 @@ def word_variants(word: str, rng: random.Random) -> list[str]:
     words.sort(key=lambda w: abs(len(w) - len(head)))  # stable: shuffled among equals
     near = [w.capitalize() if head[:1].isupper() else w for w in words[:8]]
     return [w + dash + tail for w in near]
-
-
-def text_variants(word: str, rng: random.Random) -> list[str]:
-    """Misreadings of a short text: one letter swapped for a look-alike, two neighbours
-    exchanged, one letter doubled or dropped — kept for callers that ask for misreadings;
-    release negatives use real words (``_word_variants``)."""
-    letters = [i for i, ch in enumerate(word) if ch.lower() in LOOKALIKE and i > 0]
-    variants = []
-    for i in letters:
-        new = LOOKALIKE[word[i].lower()]
-        variants.append(word[:i] + (new.upper() if word[i].isupper() else new) + word[i + 1 :])
-    for i in range(1, len(word) - 1):
-        if word[i].isalpha() and word[i + 1].isalpha() and word[i] != word[i + 1]:
-            variants.append(word[:i] + word[i + 1] + word[i] + word[i + 2 :])
-    rng.shuffle(variants)
-    unique = list(dict.fromkeys(v for v in variants if v.lower() != word.lower()))
-    return unique or [word + "s", word[:-1] if len(word) > 1 else word + word]
