@@ -22,7 +22,7 @@ from projects.models import Project
 from review.adjudication import resolution_json
 from review.models import Decision
 from review.resolutions import ResolutionRefused, resolution_record
-from review.selectors import disputes_queue
+from review.selectors import disputes_count_capped, disputes_queue
 
 
 class DisputeSerializer(serializers.Serializer):
@@ -66,7 +66,7 @@ def disputes(request: Request, slug: str) -> Response:
     project = get_object_or_404(Project, slug=slug)
     access.project_check(request.user, project, access.Action.MANAGE)
     filters = {k: query_text(request, k) for k in ("category", "annotator", "reason")}
-    capped = bool(filters["category"] or filters["reason"])
+    capped = disputes_count_capped(**filters)
     paginator = CappedCountPagination() if capped else FlaggedCountPagination()
     page = paginator.paginate_queryset(disputes_queue(project, **filters), request)
     return paginator.get_paginated_response(DisputeSerializer(page, many=True).data)

@@ -40,6 +40,13 @@ def disputes_queue(
     return pairs.order_by("updated_at", "id")
 
 
+def disputes_count_capped(*, category: str = "", reason: str = "", **_: str) -> bool:
+    """Whether a disputes list's count stops at a cap: filtered by category or reason every
+    disputed pair is probed (no index holds either); by annotator the person's annotations
+    are a small set, counted whole."""
+    return bool(category or reason)
+
+
 # Above this many ids in the project's span, the sample is drawn by probing random ids rather
 # than by reading every candidate's id (450,000 at 1M pairs: 230 ms and more).
 SAMPLE_BY_PROBES = 20_000

@@ -12,7 +12,7 @@ from projects import access
 from projects.models import Project
 from review.adjudication import adjudication_context
 from review.gold_feedback import gold_feedback_for
-from review.selectors import disputes_queue, spot_check_sample
+from review.selectors import disputes_count_capped, disputes_queue, spot_check_sample
 
 DISPUTES_PER_PAGE = 50
 DISPUTES_COUNT_CAP = 1000  # filtered by category or reason: "1,000+"
@@ -24,12 +24,9 @@ def disputes(request: HttpRequest, slug: str) -> HttpResponse:
     access.project_check(request.user, project, access.Action.MANAGE)
     filters = {k: request.GET.get(k, "").strip() for k in ("category", "annotator", "reason")}
     queue = disputes_queue(project, **filters)
-    # By category or reason each disputed pair is probed (no index holds either): count up to
-    # 1,000 ("1,000+"), as the pairs browser does. By annotator the person's annotations are
-    # a small set: counted whole.
-    paginator = (
+    paginator = (  # "1,000+" when capped, as the pairs browser says
         CappedCountPaginator(queue, DISPUTES_PER_PAGE, cap=DISPUTES_COUNT_CAP)
-        if filters["category"] or filters["reason"]
+        if disputes_count_capped(**filters)
         else IdsFirstPaginator(queue, DISPUTES_PER_PAGE)
     )
     page = paginator.get_page(request.GET.get("page"))
