@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from pairdiff.labels import normalise_label
+from pairdiff.release.question_checks import plain
 
 # Common objects an entity swap may name when the project has too few labels of its own.
 STOCK = tuple(
@@ -204,11 +205,11 @@ def fallback_negatives(
     found = [*_turned(text), *_swapped(text, entities, _others(text, entities, entity_pool, rng))]
     others = _others(text, entities, entity_pool, random.Random(f"{seed}:templates:{text}"))
     found += [_article(TEMPLATES[i % len(TEMPLATES)].format(e=e)) for i, e in enumerate(others[:6])]
-    seen = {_plain(text)}
+    seen = {plain(text)}
     out: list[str] = []
     for sentence in found:
-        if _plain(sentence) not in seen:
-            seen.add(_plain(sentence))
+        if plain(sentence) not in seen:
+            seen.add(plain(sentence))
             out.append(sentence)
         if len(out) == n:
             return out
@@ -359,10 +360,6 @@ def _plural(word: str) -> str:
     if re.search(r"[^aeiou]y$", word):
         return word[:-1] + "ies"
     return word + "s"
-
-
-def _plain(text: str) -> str:
-    return re.sub(r"[\s.!?;:,]+$", "", " ".join(text.casefold().split()))
 
 
 def entities_of(changes: Iterable[Mapping]) -> list[str]:
