@@ -147,9 +147,16 @@ def annotator_urls(world) -> list[tuple[str, str]]:
     return urls
 
 
+def _secret_pattern(word: str) -> str:
+    if re.fullmatch(r"[\d.]+", word):
+        return rf"(?<![\d.]){re.escape(word)}(?![\d])"
+    return re.escape(word)
+
+
 def leaks(body: str) -> list[str]:
     """What in a response body an annotator must not see."""
-    found = [word for word in SECRET_WORDS if word in body]
+    # A number counts whole: "9.61" inside a timestamp's "29.619" is no leak.
+    found = [w for w in SECRET_WORDS if re.search(_secret_pattern(w), body)]
     found += [pattern for pattern in SECRET_HTML if re.search(pattern, body)]
     try:
         data = json.loads(body)
